@@ -1,0 +1,43 @@
+package encode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/prometheus/prompb"
+)
+
+// DecodeLabels parses encoded labels (as a LabelsBuilder writes them) back
+// into name/value pairs. It is for tests and diagnostics, not the hot path.
+func DecodeLabels(b []byte) ([]Label, error) {
+	var out []Label
+	for len(b) > 0 {
+		if b[0] != tagTimeSeriesLabels {
+			return nil, fmt.Errorf("decoding labels: unexpected tag %#x", b[0])
+		}
+		n, k := readVarint(b[1:])
+		if k == 0 || uint64(len(b)-1-k) < n {
+			return nil, errors.New("decoding labels: truncated label")
+		}
+		var l prompb.Label
+		if err := l.Unmarshal(b[1+k : 1+k+int(n)]); err != nil {
+			return nil, fmt.Errorf("decoding labels: %w", err)
+		}
+		out = append(out, Label{Name: l.Name, Value: l.Value})
+		b = b[1+k+int(n):]
+	}
+	return out, nil
+}
+
+// readVarint returns the varint at the start of b and its length in bytes
+// (0 when b holds no complete varint).
+func readVarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}

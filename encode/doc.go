@@ -1,0 +1,16 @@
+// Package encode turns rendered series into Remote-Write 1.0 request bodies.
+//
+// It is pure: series in, bytes out, with no I/O, clock or globals.
+//
+// Series are kept encode-ready from the moment they are rendered: a
+// [LabelsBuilder] sorts a series' labels and writes them once as the
+// protobuf bytes of the repeated `labels` field of a prompb.TimeSeries,
+// together with a hash of the label set. Encoding a batch at send time is then
+// only copying those bytes and appending one prompb.Sample per series, so a
+// snapshot costs no allocation per series:
+//
+//	LabelsBuilder ──► SeriesSet (label bytes + hash + value, per object)
+//	                     │ snapshot: Sample{Labels, Value, Timestamp}
+//	                     ▼
+//	AppendWriteRequest ──► protobuf prompb.WriteRequest ──► Compress (snappy block)
+package encode

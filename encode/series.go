@@ -1,0 +1,53 @@
+package encode
+
+// SeriesSet holds the rendered series of one object in encode-ready form.
+// Buf holds each series' labels as protobuf bytes, back to back; Refs points
+// into it. A SeriesSet is immutable once handed to a store: a new event
+// renders a new set instead of editing this one, so snapshots and queues may
+// keep referring to its bytes without copying them.
+type SeriesSet struct {
+	// Buf is the encoded labels of every series, back to back.
+	Buf []byte
+	// Refs is one entry per series, in render order.
+	Refs []Ref
+}
+
+// Ref locates one series in a SeriesSet's buffer.
+type Ref struct {
+	// Off and Len locate the series' encoded labels in SeriesSet.Buf.
+	Off, Len uint32
+	// Hash is a hash of the label set, stable across processes; queues shard
+	// by it so that a series always travels in one lane.
+	Hash uint64
+	// Value is the sample value.
+	Value float64
+}
+
+// Len is the number of series in the set.
+func (s *SeriesSet) Len() int { return len(s.Refs) }
+
+// Labels returns the encoded labels of series i. The slice aliases the set's
+// buffer and must not be modified.
+func (s *SeriesSet) Labels(i int) []byte {
+	r := s.Refs[i]
+	return s.Buf[r.Off : r.Off+r.Len : r.Off+r.Len]
+}
+
+// Reset empties the set, keeping its capacity.
+func (s *SeriesSet) Reset() {
+	s.Buf = s.Buf[:0]
+	s.Refs = s.Refs[:0]
+}
+
+// Clone returns a copy whose buffers are exactly as long as needed, so that a
+// set rendered into reused scratch space can be kept without holding on to
+// the scratch space's spare capacity.
+func (s *SeriesSet) Clone() SeriesSet {
+	c := SeriesSet{}
+	if len(s.Refs) == 0 {
+		return c
+	}
+	c.Buf = append(make([]byte, 0, len(s.Buf)), s.Buf...)
+	c.Refs = append(make([]Ref, 0, len(s.Refs)), s.Refs...)
+	return c
+}

@@ -1,0 +1,172 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+)
+
+// ListFunc lists one resource in a namespace ("" for all).
+type ListFunc func(ctx context.Context, c kubernetes.Interface, namespace string, opts metav1.ListOptions) (runtime.Object, error)
+
+// WatchFunc watches one resource in a namespace ("" for all).
+type WatchFunc func(ctx context.Context, c kubernetes.Interface, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+
+// Resource is one kind of Kubernetes object the agent can watch, with the
+// metric families rendered from it.
+type Resource struct {
+	// Name is the resource's name in configuration, as in kube-state-metrics'
+	// --resources flag (e.g. "pods").
+	Name string
+	// Namespaced is true for resources that live in namespaces.
+	Namespaced bool
+	// expected is an empty object of the watched type, for the reflector.
+	expected runtime.Object
+	// list and watch reach the API server.
+	list  ListFunc
+	watch WatchFunc
+	// families returns the family descriptions for the given options.
+	families func(FamilyOptions) []FamilyInfo
+	// build makes a renderer for the families that select accepts.
+	build func(FamilyOptions, func(FamilyInfo) bool) renderFunc
+}
+
+// renderFunc renders one object with the emitter and returns its UID.
+type renderFunc func(obj any, e *Emitter) (types.UID, error)
+
+// newResource describes a resource whose objects are of type T. identity
+// sets the identity labels every series of an object carries.
+func newResource[T metav1.Object](
+	name string, namespaced bool, expected T,
+	list ListFunc, watch WatchFunc,
+	identity func(obj T, e *Emitter),
+	families func(FamilyOptions) []Family[T],
+) *Resource {
+	return &Resource{
+		Name:       name,
+		Namespaced: namespaced,
+		expected:   any(expected).(runtime.Object),
+		list:       list,
+		watch:      watch,
+		families: func(o FamilyOptions) []FamilyInfo {
+			fs := families(o)
+			out := make([]FamilyInfo, len(fs))
+			for i, f := range fs {
+				out[i] = f.Info()
+			}
+			return out
+		},
+		build: func(o FamilyOptions, selected func(FamilyInfo) bool) renderFunc {
+			var fs []Family[T]
+			for _, f := range families(o) {
+				if selected(f.Info()) {
+					fs = append(fs, f)
+				}
+			}
+			return func(obj any, e *Emitter) (types.UID, error) {
+				o, ok := obj.(T)
+				if !ok {
+					return "", fmt.Errorf("rendering %s: unexpected object type %T", name, obj)
+				}
+				identity(o, e)
+				for i := range fs {
+					e.name = fs[i].Name
+					fs[i].Generate(o, e)
+				}
+				return o.GetUID(), nil
+			}
+		},
+	}
+}
+
+// Families describes every family the resource can render with the given
+// options, opt-in ones included.
+func (r *Resource) Families(o FamilyOptions) []FamilyInfo { return r.families(o) }
+
+// Renderer renders objects of one resource into encode-ready series. It keeps
+// scratch space between calls, so it must be used by one goroutine at a time
+// (the resource's reflector).
+type Renderer struct {
+	// resource is the name of the rendered resource, for errors.
+	resource string
+	// render is the resource's render function over the selected families.
+	render renderFunc
+	// e is reused between objects.
+	e Emitter
+	// scratch receives the series before they are copied out exactly sized.
+	scratch encode.SeriesSet
+}
+
+// RenderOptions choose what a Renderer renders.
+type RenderOptions struct {
+	// Families configures the resource's families.
+	Families FamilyOptions
+	// Select reports whether a family is rendered; nil selects every family
+	// that is not opt-in.
+	Select func(FamilyInfo) bool
+	// ExternalLabels are added to every series that lacks a label of the
+	// same name.
+	ExternalLabels []encode.Label
+}
+
+// NewRenderer returns a renderer for the resource.
+func (r *Resource) NewRenderer(o RenderOptions) *Renderer {
+	sel := o.Select
+	if sel == nil {
+		sel = func(f FamilyInfo) bool { return !f.OptIn }
+	}
+	rr := &Renderer{resource: r.Name, render: r.build(o.Families, sel)}
+	rr.e.b.SetExternal(o.ExternalLabels)
+	return rr
+}
+
+// Render renders one object. The returned set is a fresh, exactly sized copy
+// that the caller owns. A generator that panics on a malformed object does
+// not take the agent down: the panic becomes an error naming the object.
+func (r *Renderer) Render(obj any) (uid types.UID, set encode.SeriesSet, err error) {
+	r.scratch.Reset()
+	r.e.out = &r.scratch
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rendering %s %s: panic: %v\n%s", r.resource, objectName(obj), p, debug.Stack())
+		}
+		r.e.out = nil
+	}()
+	uid, err = r.render(obj, &r.e)
+	if err != nil {
+		return "", encode.SeriesSet{}, err
+	}
+	if uid == "" {
+		return "", encode.SeriesSet{}, fmt.Errorf("rendering %s %s: object has no UID", r.resource, objectName(obj))
+	}
+	return uid, r.scratch.Clone(), nil
+}
+
+// objectName returns namespace/name of a Kubernetes object for messages.
+func objectName(obj any) string {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return fmt.Sprintf("(%T)", obj)
+	}
+	if m.GetNamespace() == "" {
+		return m.GetName()
+	}
+	return m.GetNamespace() + "/" + m.GetName()
+}
+
+// UIDOf returns the UID of a Kubernetes object, or "" for anything else.
+func UIDOf(obj any) types.UID {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetUID()
+	}
+	return ""
+}
