@@ -1,0 +1,223 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// Version is the agent's version, set at build time.
+var Version = "dev"
+
+// Options are what an Agent needs beyond its Config.
+type Options struct {
+	// Logger receives every log line.
+	Logger *slog.Logger
+	// Client reaches the API server; nil builds one from the config.
+	Client kubernetes.Interface
+	// Registry collects the self-metrics; nil makes a new one.
+	Registry *prometheus.Registry
+}
+
+// Agent watches a cluster and pushes its state.
+type Agent struct {
+	// cfg is the validated configuration.
+	cfg *Config
+	// log receives the agent's logs.
+	log *slog.Logger
+	// client reaches the API server.
+	client kubernetes.Interface
+	// reg holds every self-metric.
+	reg *prometheus.Registry
+	// resources are the watched resources, with their series maps.
+	resources []*watch.Resource
+	maps      []*seriesMap
+	// endpoints send the samples.
+	endpoints []*queue.Endpoint
+	// snap takes the snapshots.
+	snap *snapshotter
+	// listener serves /metrics and the probes, when configured.
+	listener net.Listener
+}
+
+// New builds an agent from a validated configuration. It opens the
+// self-metrics listener (so a busy port fails here, not later) but starts
+// nothing else.
+func New(cfg *Config, o Options) (*Agent, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	a := &Agent{cfg: cfg, log: o.Logger, client: o.Client, reg: o.Registry}
+	if a.client == nil {
+		rc, err := watch.RESTConfig(cfg.Watch.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		if a.client, err = watch.NewClient(rc, "kube-state-push/"+Version); err != nil {
+			return nil, err
+		}
+	}
+	m := newMetrics(a.reg)
+	ext := externalLabels(cfg.ExternalLabels)
+	for _, name := range cfg.Watch.Resources {
+		r, ok := watch.Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("unknown resource %q", name)
+		}
+		rr := r.NewRenderer(watch.RenderOptions{ExternalLabels: ext})
+		a.resources = append(a.resources, r)
+		a.maps = append(a.maps, newSeriesMap(name, rr, a.log, m.forResource(name)))
+	}
+	qm := queue.NewMetrics(a.reg)
+	a.snap = &snapshotter{maps: a.maps, metrics: m}
+	for _, rw := range cfg.RemoteWrite {
+		e, err := queue.New(rw, queue.Options{Logger: a.log, Metrics: qm, UserAgent: "kube-state-push/" + Version})
+		if err != nil {
+			return nil, err
+		}
+		a.endpoints = append(a.endpoints, e)
+		a.snap.endpoints = append(a.snap.endpoints, e)
+	}
+	if cfg.ListenAddress != "" {
+		l, err := net.Listen("tcp", cfg.ListenAddress)
+		if err != nil {
+			return nil, fmt.Errorf("listening on listen_address %s: %w", cfg.ListenAddress, err)
+		}
+		a.listener = l
+	}
+	return a, nil
+}
+
+func externalLabels(m map[string]string) []encode.Label {
+	var ls []encode.Label
+	for k, v := range m {
+		ls = append(ls, encode.Label{Name: k, Value: v})
+	}
+	sort.Slice(ls, func(i, j int) bool { return ls[i].Name < ls[j].Name })
+	return ls
+}
+
+// Addr is the address the self-metrics server listens on, or nil.
+func (a *Agent) Addr() net.Addr {
+	if a.listener == nil {
+		return nil
+	}
+	return a.listener.Addr()
+}
+
+// Ready reports whether every resource's initial list has been stored.
+func (a *Agent) Ready() bool {
+	for _, m := range a.maps {
+		if !m.synced.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// Run watches and pushes until ctx ends, then stops in two phases: stop the
+// reflectors and take a final snapshot; then flush the queues within
+// shutdown_timeout. It returns an error if samples were dropped at stop.
+func (a *Agent) Run(ctx context.Context) error {
+	srv := a.serve()
+	for _, e := range a.endpoints {
+		e.Start()
+	}
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var reflectors sync.WaitGroup
+	for i, r := range a.resources {
+		rf := r.NewReflector(a.client, "", a.maps[i])
+		reflectors.Add(1)
+		go func() {
+			defer reflectors.Done()
+			rf.RunWithContext(watchCtx)
+		}()
+	}
+	a.log.Info("watching", "resources", a.cfg.Watch.Resources, "endpoints", len(a.endpoints), "interval", a.cfg.SnapshotInterval)
+
+	ticker := time.NewTicker(a.cfg.SnapshotInterval)
+	for running := true; running; {
+		select {
+		case <-ctx.Done():
+			running = false
+		case t := <-ticker.C:
+			n := a.snap.tick(ctx, t)
+			a.log.Debug("snapshot queued", "samples", n, "took", time.Since(t))
+		}
+	}
+	ticker.Stop()
+
+	// Phase 1: stop watching; the last snapshot carries the final state.
+	stopWatch()
+	reflectors.Wait()
+	// A shutdown context of its own: ctx is already cancelled.
+	stopCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	n := a.snap.tick(stopCtx, time.Now())
+	a.log.Info("stopping: final snapshot queued, flushing", "samples", n, "deadline", a.cfg.ShutdownTimeout)
+
+	// Phase 2: flush within the deadline; then what is left is dropped.
+	var errs []error
+	for _, e := range a.endpoints {
+		if err := e.Stop(stopCtx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if srv != nil {
+		shutCtx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(shutCtx)
+		c()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("stopping: %w", err)
+	}
+	a.log.Info("stopped")
+	return nil
+}
+
+// serve starts the self-metrics and probe server, if configured.
+func (a *Agent) serve() *http.Server {
+	if a.listener == nil {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !a.Ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("waiting for the initial list of every resource\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("self-metrics server stopped", "err", err)
+		}
+	}()
+	return srv
+}

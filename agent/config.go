@@ -1,0 +1,251 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kube-state-push/kube-state-push/internal/confkey"
+	"github.com/kube-state-push/kube-state-push/queue"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// Config is the whole configuration file. Each stage's settings live beside
+// the stage (watch.Config, queue.Config); this type only composes them.
+type Config struct {
+	// Watch chooses the cluster and the resources (kubeconfig, resources).
+	Watch watch.Config `yaml:",inline"`
+	// SnapshotInterval is how often the series are sent.
+	SnapshotInterval time.Duration `yaml:"snapshot_interval,omitempty"`
+	// ExternalLabels are added to every series that lacks them.
+	ExternalLabels map[string]string `yaml:"external_labels,omitempty"`
+	// ListenAddress serves /metrics, /healthz and /readyz; empty disables.
+	ListenAddress string `yaml:"listen_address,omitempty"`
+	// ShutdownTimeout bounds the final flush at stop.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout,omitempty"`
+	// RemoteWrite lists the endpoints every sample is sent to.
+	RemoteWrite []queue.Config `yaml:"remote_write"`
+}
+
+// DefaultConfig holds every default of the top level.
+var DefaultConfig = Config{
+	SnapshotInterval: 30 * time.Second,
+	ListenAddress:    ":8080",
+	ShutdownTimeout:  30 * time.Second,
+}
+
+// UnmarshalYAML starts from the defaults, so that keys left out keep them.
+func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	*c = DefaultConfig
+	type plain Config
+	return unmarshal((*plain)(c))
+}
+
+var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// Validate checks the configuration and fills in derived defaults. Errors
+// name the key they are about (*confkey.Error).
+func (c *Config) Validate() error {
+	var errs []error
+	if err := c.Watch.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.SnapshotInterval < time.Second {
+		errs = append(errs, confkey.Errorf("snapshot_interval", "must be at least 1s, not %s", c.SnapshotInterval))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, confkey.Errorf("shutdown_timeout", "must be positive, not %s", c.ShutdownTimeout))
+	}
+	for _, name := range sortedKeys(c.ExternalLabels) {
+		key := "external_labels." + name
+		switch {
+		case !labelNameRE.MatchString(name) || strings.HasPrefix(name, "__"):
+			errs = append(errs, confkey.Errorf(key, "%q is not a valid label name", name))
+		case c.ExternalLabels[name] == "":
+			errs = append(errs, confkey.Errorf(key, "value is empty"))
+		}
+	}
+	if len(c.RemoteWrite) == 0 {
+		errs = append(errs, confkey.Errorf("remote_write", "at least one endpoint is required"))
+	}
+	names := map[string]int{}
+	for i := range c.RemoteWrite {
+		key := confkey.Index("remote_write", i)
+		if err := c.RemoteWrite[i].Validate(); err != nil {
+			errs = append(errs, confkey.Under(key, err))
+			continue
+		}
+		n := c.RemoteWrite[i].Name
+		if j, dup := names[n]; dup {
+			errs = append(errs, confkey.Errorf(key+".name", "%q is also the name of remote_write[%d]; give each endpoint its own name", n, j))
+		}
+		names[n] = i
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// LoadFile reads, parses and validates a configuration file. Every error
+// says the file, the line and the key.
+func LoadFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	cfg, err := Load(data, path)
+	if err != nil {
+		return nil, err
+	}
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	for i := range cfg.RemoteWrite {
+		// Credential and certificate files are relative to the config file.
+		cfg.RemoteWrite[i].HTTPClientConfig.SetDirectory(dir)
+	}
+	return cfg, nil
+}
+
+// Load parses and validates a configuration; name is used in errors.
+func Load(data []byte, name string) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	cfg := DefaultConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, decodeError(name, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, keyErrors(name, &root, err)
+	}
+	return &cfg, nil
+}
+
+// yamlFieldRE matches yaml.v3's message for an unknown key.
+var yamlFieldRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
+
+// decodeError rewrites yaml.v3's type errors as "file:line: message", one
+// per line.
+func decodeError(name string, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var errs []error
+	for _, e := range te.Errors {
+		if m := yamlFieldRE.FindStringSubmatch(e); m != nil {
+			errs = append(errs, fmt.Errorf("%s:%s: unknown key %q", name, m[1], m[2]))
+			continue
+		}
+		if rest, ok := strings.CutPrefix(e, "line "); ok {
+			if line, msg, ok := strings.Cut(rest, ": "); ok {
+				errs = append(errs, fmt.Errorf("%s:%s: %s", name, line, msg))
+				continue
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", name, e))
+	}
+	return errors.Join(errs...)
+}
+
+// keyErrors formats validation errors as "file:line: key: message", with
+// the line of the key (or of its nearest parent present in the file).
+func keyErrors(name string, root *yaml.Node, err error) error {
+	var errs []error
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = flatten(j.Unwrap())
+	} else {
+		list = []error{err}
+	}
+	for _, e := range list {
+		var ke *confkey.Error
+		if errors.As(e, &ke) {
+			errs = append(errs, fmt.Errorf("%s:%d: %w", name, lineOf(root, ke.Key), e))
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", name, e))
+	}
+	return errors.Join(errs...)
+}
+
+func flatten(errs []error) []error {
+	var out []error
+	for _, e := range errs {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			out = append(out, flatten(j.Unwrap())...)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// lineOf finds the line of a dotted key path such as
+// "remote_write[0].queue_config.max_shards" in a parsed document, falling
+// back to the deepest part of the path that exists (1 if none does).
+func lineOf(root *yaml.Node, key string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 1
+	if n.Line > 0 {
+		line = n.Line
+	}
+	for _, part := range splitKey(key) {
+		var next *yaml.Node
+		switch n.Kind {
+		case yaml.SequenceNode:
+			if i, err := strconv.Atoi(part); err == nil && i >= 0 && i < len(n.Content) {
+				next = n.Content[i]
+				line = next.Line
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == part {
+					line = n.Content[i].Line
+					next = n.Content[i+1]
+					break
+				}
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+	}
+	return line
+}
+
+// splitKey splits "a[0].b.c" into "a", "0", "b", "c".
+func splitKey(key string) []string {
+	key = strings.ReplaceAll(key, "[", ".")
+	key = strings.ReplaceAll(key, "]", "")
+	var out []string
+	for _, p := range strings.Split(key, ".") {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,16 @@
+// Package agent wires the stages together and runs them.
+//
+// For each configured resource it starts a client-go reflector (package
+// watch) whose store is a seriesMap: every event renders the object into
+// encode-ready series, kept by object UID; objects themselves are never
+// kept. A ticker snapshots all series maps with one timestamp per tick —
+// copying references out under each map's lock — and queues the samples,
+// plus a staleness marker for every series that ended, on every remote_write
+// endpoint (package queue).
+//
+//	reflector ─► seriesMap ─(tick)─► snapshotter ─► queue.Endpoint ─► HTTP
+//
+// The agent also serves its own metrics, /healthz and /readyz, and stops in
+// two phases: stop watching and take a final snapshot, then flush the queues
+// within shutdown_timeout, after which what is left is counted as dropped.
+package agent

@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "kube_state_push"
+
+// metrics are the agent's own self-metrics (the queue has its own).
+type metrics struct {
+	events        *prometheus.CounterVec
+	renderErrors  *prometheus.CounterVec
+	series        *prometheus.GaugeVec
+	staleMarkers  *prometheus.CounterVec
+	synced        *prometheus.GaugeVec
+	snapshots     prometheus.Counter
+	snapshotTime  prometheus.Histogram
+	samples       prometheus.Gauge
+	lastSnapshot  prometheus.Gauge
+	snapshotsLate prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "events_total",
+			Help: "Reflector events handled, by resource and event (add, update, delete, replace).",
+		}, []string{"resource", "event"}),
+		renderErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "render_errors_total",
+			Help: "Objects that could not be rendered into series (their previous series are kept).",
+		}, []string{"resource"}),
+		series: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "series",
+			Help: "Series held in the series map at the last snapshot, by resource.",
+		}, []string{"resource"}),
+		staleMarkers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "stale_markers_total",
+			Help: "Staleness markers sent for series that ended, by resource.",
+		}, []string{"resource"}),
+		synced: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "resource_synced",
+			Help: "1 once the resource's initial list has been stored.",
+		}, []string{"resource"}),
+		snapshots: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: "snapshot", Name: "total",
+			Help: "Snapshots taken.",
+		}),
+		snapshotTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Subsystem: "snapshot", Name: "duration_seconds",
+			Help:    "Time to take a snapshot and queue its samples (including waiting on full queues).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+		samples: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: "snapshot", Name: "samples",
+			Help: "Samples in the last snapshot, staleness markers included.",
+		}),
+		lastSnapshot: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: "snapshot", Name: "last_timestamp_seconds",
+			Help: "Timestamp of the last snapshot.",
+		}),
+		snapshotsLate: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: "snapshot", Name: "skipped_total",
+			Help: "Ticks skipped because the previous snapshot was still being queued.",
+		}),
+	}
+	reg.MustRegister(m.events, m.renderErrors, m.series, m.staleMarkers, m.synced,
+		m.snapshots, m.snapshotTime, m.samples, m.lastSnapshot, m.snapshotsLate)
+	return m
+}
+
+// resourceMetrics are the metrics of one resource, curried.
+type resourceMetrics struct {
+	events       *prometheus.CounterVec
+	renderErrors prometheus.Counter
+	series       prometheus.Gauge
+	staleMarkers prometheus.Counter
+	synced       prometheus.Gauge
+}
+
+func (m *metrics) forResource(r string) *resourceMetrics {
+	rm := &resourceMetrics{
+		events:       m.events.MustCurryWith(prometheus.Labels{"resource": r}),
+		renderErrors: m.renderErrors.WithLabelValues(r),
+		series:       m.series.WithLabelValues(r),
+		staleMarkers: m.staleMarkers.WithLabelValues(r),
+		synced:       m.synced.WithLabelValues(r),
+	}
+	for _, e := range []string{"add", "update", "delete", "replace"} {
+		rm.events.WithLabelValues(e)
+	}
+	return rm
+}

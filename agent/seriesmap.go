@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// objectRenderer renders one object into series (watch.Renderer).
+type objectRenderer interface {
+	Render(obj any) (types.UID, encode.SeriesSet, error)
+}
+
+// seriesMap is the series of one resource, keyed by object UID. It is the
+// store its reflector writes to (client-go's cache.ReflectorStore): each
+// event renders the object and keeps only the rendered, encode-ready series,
+// never the object.
+//
+// Series that disappear (object deleted, container removed, a label value
+// changed) are remembered until the next snapshot, which sends a staleness
+// marker for each, so that queries stop returning them at once.
+type seriesMap struct {
+	// resource names the resource, for logs and metrics.
+	resource string
+	// render turns an object into series; only the reflector goroutine
+	// calls it, outside mu.
+	render objectRenderer
+	// log receives render errors.
+	log *slog.Logger
+	// metrics count events and errors.
+	metrics *resourceMetrics
+
+	// mu guards objects, stale and count.
+	mu sync.Mutex
+	// objects maps object UID to its series. A set is never modified once
+	// stored, so snapshots may read it after releasing mu.
+	objects map[types.UID]*encode.SeriesSet
+	// stale holds series that ended since the last snapshot, by label hash:
+	// their encoded labels.
+	stale map[uint64][]byte
+	// count is the number of series in objects.
+	count int
+
+	// synced is set once the reflector's first list has been stored.
+	synced atomic.Bool
+}
+
+var _ cache.ReflectorStore = (*seriesMap)(nil)
+
+func newSeriesMap(resource string, r objectRenderer, log *slog.Logger, m *resourceMetrics) *seriesMap {
+	return &seriesMap{
+		resource: resource,
+		render:   r,
+		log:      log.With("resource", resource),
+		metrics:  m,
+		objects:  make(map[types.UID]*encode.SeriesSet),
+		stale:    make(map[uint64][]byte),
+	}
+}
+
+// Add renders and stores a new object.
+func (s *seriesMap) Add(obj any) error { return s.upsert(obj, "add") }
+
+// Update renders an object again and replaces its series.
+func (s *seriesMap) Update(obj any) error { return s.upsert(obj, "update") }
+
+func (s *seriesMap) upsert(obj any, event string) error {
+	s.metrics.events.WithLabelValues(event).Inc()
+	uid, set, err := s.render.Render(obj)
+	if err != nil {
+		// Keep what the object had: a malformed update loses nothing
+		// already accepted.
+		s.metrics.renderErrors.Inc()
+		s.log.Error("rendering object; keeping its previous series", "event", event, "err", err)
+		return nil
+	}
+	s.mu.Lock()
+	s.setLocked(uid, &set)
+	s.mu.Unlock()
+	return nil
+}
+
+// Delete removes an object; its series get staleness markers.
+func (s *seriesMap) Delete(obj any) error {
+	s.metrics.events.WithLabelValues("delete").Inc()
+	uid := watch.UIDOf(obj)
+	if uid == "" {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			uid = watch.UIDOf(d.Obj)
+		}
+	}
+	if uid == "" {
+		s.metrics.renderErrors.Inc()
+		s.log.Error("deleting object", "err", fmt.Errorf("object %T has no UID", obj))
+		return nil
+	}
+	s.mu.Lock()
+	s.setLocked(uid, nil)
+	s.mu.Unlock()
+	return nil
+}
+
+// Replace swaps in the complete list the reflector got from a (re)list:
+// objects not in it are deleted, the others updated.
+func (s *seriesMap) Replace(list []any, _ string) error {
+	s.metrics.events.WithLabelValues("replace").Inc()
+	type rendered struct {
+		uid types.UID
+		set encode.SeriesSet
+	}
+	fresh := make([]rendered, 0, len(list))
+	for _, obj := range list {
+		uid, set, err := s.render.Render(obj)
+		if err != nil {
+			s.metrics.renderErrors.Inc()
+			s.log.Error("rendering object; keeping its previous series", "event", "replace", "err", err)
+			if uid = watch.UIDOf(obj); uid != "" {
+				// Keep the old series of the object, if any, rather than
+				// deleting them below.
+				s.mu.Lock()
+				old := s.objects[uid]
+				s.mu.Unlock()
+				if old != nil {
+					fresh = append(fresh, rendered{uid: uid, set: *old})
+				}
+			}
+			continue
+		}
+		fresh = append(fresh, rendered{uid: uid, set: set})
+	}
+	keep := make(map[types.UID]struct{}, len(fresh))
+	s.mu.Lock()
+	for i := range fresh {
+		keep[fresh[i].uid] = struct{}{}
+		s.setLocked(fresh[i].uid, &fresh[i].set)
+	}
+	for uid := range s.objects {
+		if _, ok := keep[uid]; !ok {
+			s.setLocked(uid, nil)
+		}
+	}
+	s.mu.Unlock()
+	s.synced.Store(true)
+	return nil
+}
+
+// Resync is a no-op: nothing is cached that could be resynced.
+func (s *seriesMap) Resync() error { return nil }
+
+// setLocked stores (or with set == nil, deletes) an object's series, and
+// records which series ended. s.mu must be held.
+func (s *seriesMap) setLocked(uid types.UID, set *encode.SeriesSet) {
+	old := s.objects[uid]
+	if set == nil {
+		delete(s.objects, uid)
+	} else {
+		s.objects[uid] = set
+		s.count += set.Len()
+		// A series that ended and came back before the snapshot is not
+		// stale: it will be sent with its new value.
+		if len(s.stale) > 0 {
+			for _, r := range set.Refs {
+				delete(s.stale, r.Hash)
+			}
+		}
+	}
+	if old == nil {
+		return
+	}
+	s.count -= old.Len()
+	for i, r := range old.Refs {
+		if set != nil && contains(set, r.Hash, i) {
+			continue
+		}
+		s.stale[r.Hash] = old.Labels(i)
+	}
+}
+
+// contains reports whether set has a series with the hash, looking first at
+// the same position (objects usually render their series in the same order).
+func contains(set *encode.SeriesSet, hash uint64, pos int) bool {
+	if pos < len(set.Refs) && set.Refs[pos].Hash == hash {
+		return true
+	}
+	for _, r := range set.Refs {
+		if r.Hash == hash {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshot copies out, under the lock, the series sets and the ended series
+// (clearing those), appending to the given slices, which are reused between
+// ticks. The sets are immutable, so the caller reads them unlocked.
+func (s *seriesMap) snapshot(sets []*encode.SeriesSet, stale []staleSeries) ([]*encode.SeriesSet, []staleSeries, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, set := range s.objects {
+		sets = append(sets, set)
+	}
+	for h, ls := range s.stale {
+		stale = append(stale, staleSeries{hash: h, labels: ls})
+		delete(s.stale, h)
+	}
+	return sets, stale, s.count
+}

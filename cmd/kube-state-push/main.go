@@ -1,0 +1,62 @@
+// Command kube-state-push watches a Kubernetes cluster and pushes
+// kube-state-metrics-compatible series to Prometheus remote-write endpoints.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/klog/v2"
+
+	"github.com/kube-state-push/kube-state-push/agent"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	configFile := flag.String("config.file", "config.yaml", "Path of the configuration file.")
+	logLevel := flag.String("log.level", "info", "Log level: debug, info, warn or error.")
+	version := flag.Bool("version", false, "Print the version and exit.")
+	flag.Parse()
+	if *version {
+		fmt.Println("kube-state-push", agent.Version)
+		return 0
+	}
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "kube-state-push: --log.level: %v\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	klog.SetSlogLogger(logger.With("component", "client-go"))
+
+	cfg, err := agent.LoadFile(*configFile)
+	if err != nil {
+		logger.Error("loading configuration", "file", *configFile, "err", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	a, err := agent.New(cfg, agent.Options{Logger: logger})
+	if err != nil {
+		logger.Error("starting", "err", err)
+		return 1
+	}
+	if addr := a.Addr(); addr != nil {
+		logger.Info("serving self-metrics", "addr", addr.String(), "paths", "/metrics /healthz /readyz")
+	}
+	if err := a.Run(ctx); err != nil {
+		logger.Error("stopped with data loss", "err", err)
+		return 1
+	}
+	return 0
+}

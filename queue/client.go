@@ -1,0 +1,221 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// Remote-Write 1.0 request headers (remote_write_spec.md, "Protocol").
+const (
+	contentType     = "application/x-protobuf"
+	contentEncoding = "snappy"
+	rwVersion       = "0.1.0"
+	versionHeader   = "X-Prometheus-Remote-Write-Version"
+	retryAttempt    = "Retry-Attempt"
+)
+
+// maxErrBody is how much of an error response body is read for logging.
+const maxErrBody = 512
+
+// HTTPError is a request the endpoint answered with a status that is not
+// retried: the batch is dropped.
+type HTTPError struct {
+	// Status is the HTTP status code.
+	Status int
+	// Body is the first bytes of the response body.
+	Body string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("remote write answered %d: %s", e.Status, e.Body)
+}
+
+// Reason returns the drop reason for the status.
+func (e *HTTPError) Reason() string {
+	switch e.Status {
+	case http.StatusBadRequest:
+		return ReasonBadRequest
+	case http.StatusConflict:
+		return ReasonConflict
+	case http.StatusRequestEntityTooLarge:
+		return ReasonTooLarge
+	case http.StatusUnsupportedMediaType:
+		return ReasonUnsupported
+	case http.StatusTooManyRequests:
+		return ReasonRateLimited
+	}
+	return ReasonClientError
+}
+
+// sender posts encoded batches to one endpoint with retries.
+type sender struct {
+	// url is the endpoint.
+	url string
+	// headers are the configured extra headers.
+	headers map[string]string
+	// userAgent is sent with every request.
+	userAgent string
+	// client retries network errors and 5xx (and 429 if configured).
+	client *retryablehttp.Client
+	// retry429 is queue_config.retry_on_http_429.
+	retry429 bool
+	// metrics count requests and retries.
+	metrics *endpointMetrics
+}
+
+// samplesKey carries the number of samples of a request through its context,
+// for the retry hooks.
+type samplesKey struct{}
+
+func newSender(cfg *Config, hc *http.Client, userAgent string, m *endpointMetrics) *sender {
+	q := cfg.QueueConfig
+	s := &sender{url: cfg.URL, headers: cfg.Headers, userAgent: userAgent, retry429: q.RetryOnHTTP429, metrics: m}
+	s.client = &retryablehttp.Client{
+		HTTPClient:   hc,
+		RetryWaitMin: q.MinBackoff,
+		RetryWaitMax: q.MaxBackoff,
+		// Recoverable errors are retried until the context ends: the stop
+		// deadline, not a retry count, bounds them (as in Prometheus).
+		RetryMax: 1<<31 - 1,
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			retry, cerr := checkRetry(ctx, resp, err, q.RetryOnHTTP429)
+			if retry {
+				m.failed.Add(float64(samplesOf(ctx)))
+			}
+			return retry, cerr
+		},
+		Backoff: backoff,
+		RequestLogHook: func(_ retryablehttp.Logger, req *http.Request, attempt int) {
+			if attempt > 0 {
+				req.Header.Set(retryAttempt, strconv.Itoa(attempt))
+				m.retried.Add(float64(samplesOf(req.Context())))
+			}
+		},
+		ResponseLogHook: func(_ retryablehttp.Logger, resp *http.Response) {
+			m.requests.WithLabelValues(strconv.Itoa(resp.StatusCode)).Inc()
+		},
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	return s
+}
+
+func samplesOf(ctx context.Context) int {
+	n, _ := ctx.Value(samplesKey{}).(int)
+	return n
+}
+
+// checkRetry decides whether a request is sent again: network errors and
+// 5xx always, 429 only when enabled; never once the context has ended.
+func checkRetry(ctx context.Context, resp *http.Response, err error, retry429 bool) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil {
+		return true, nil
+	}
+	switch {
+	case resp.StatusCode >= 500:
+		return true, nil
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return retry429, nil
+	}
+	return false, nil
+}
+
+// backoff doubles the delay from min up to max, with jitter in [d/2, d) so
+// that shards and agents do not retry in step. A Retry-After header on a 429
+// or 503 answer overrides it.
+func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			return d
+		}
+	}
+	d := min
+	for i := 0; i < attempt && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	half := d / 2
+	if half <= 0 {
+		return d
+	}
+	return half + rand.N(half)
+}
+
+// retryAfter parses a Retry-After value: delay seconds or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		if s < 0 {
+			return 0, false
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// send posts one compressed batch of n samples. It returns nil when the
+// endpoint accepted it, an *HTTPError for an answer that is not retried, or
+// another error when the context ended or the retries gave up.
+func (s *sender) send(ctx context.Context, body []byte, n int) error {
+	ctx = context.WithValue(ctx, samplesKey{}, n)
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, body)
+	if err != nil {
+		return fmt.Errorf("building request: %w", err)
+	}
+	for k, v := range s.headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Encoding", contentEncoding)
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set(versionHeader, rwVersion)
+	req.Header.Set("User-Agent", s.userAgent)
+
+	resp, err := s.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("sending batch: %w", ctx.Err())
+		}
+		s.metrics.requests.WithLabelValues("error").Inc()
+		return fmt.Errorf("sending batch: %w", err)
+	}
+	defer func() {
+		// Drain (a bounded amount) so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+	}()
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	prefix, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+	herr := &HTTPError{Status: resp.StatusCode, Body: string(prefix)}
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests && s.retry429 {
+		// A recoverable answer reaches here only when the retries ran out.
+		return &retriesEndedError{last: herr}
+	}
+	return herr
+}
+
+// retriesEndedError is a batch given up on while its error was recoverable.
+type retriesEndedError struct{ last error }
+
+func (e *retriesEndedError) Error() string { return "retries ended: " + e.last.Error() }
+func (e *retriesEndedError) Unwrap() error { return e.last }

@@ -1,0 +1,168 @@
+package queue
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/config"
+
+	"github.com/kube-state-push/kube-state-push/internal/confkey"
+)
+
+// Config is one remote_write endpoint, shaped like Prometheus' own
+// remote_write block so that one pastes in unchanged.
+type Config struct {
+	// URL is the endpoint's write URL.
+	URL string `yaml:"url"`
+	// Name identifies the endpoint in logs and self-metrics; default: the
+	// URL's host.
+	Name string `yaml:"name,omitempty"`
+	// Headers are added to every request; they may not override the
+	// Remote-Write protocol headers.
+	Headers map[string]string `yaml:"headers,omitempty"`
+	// RemoteTimeout bounds one HTTP request.
+	RemoteTimeout time.Duration `yaml:"remote_timeout,omitempty"`
+	// HTTPClientConfig holds authentication (basic_auth, authorization,
+	// oauth2), tls_config and proxy settings, as Prometheus reads them.
+	HTTPClientConfig config.HTTPClientConfig `yaml:",inline"`
+	// QueueConfig tunes sharding, batching and retries.
+	QueueConfig QueueConfig `yaml:"queue_config,omitempty"`
+}
+
+// QueueConfig tunes an endpoint's shards, batches and retries. The names and
+// defaults are Prometheus' own.
+type QueueConfig struct {
+	// Capacity is how many samples each shard buffers before Append blocks.
+	Capacity int `yaml:"capacity,omitempty"`
+	// MinShards is the number of shards at start.
+	MinShards int `yaml:"min_shards,omitempty"`
+	// MaxShards is the most shards the endpoint may use.
+	MaxShards int `yaml:"max_shards,omitempty"`
+	// MaxSamplesPerSend is the largest batch in one request.
+	MaxSamplesPerSend int `yaml:"max_samples_per_send,omitempty"`
+	// BatchSendDeadline is how long a shard waits to fill a batch.
+	BatchSendDeadline time.Duration `yaml:"batch_send_deadline,omitempty"`
+	// MinBackoff is the first retry delay; it doubles up to MaxBackoff.
+	MinBackoff time.Duration `yaml:"min_backoff,omitempty"`
+	// MaxBackoff caps the retry delay.
+	MaxBackoff time.Duration `yaml:"max_backoff,omitempty"`
+	// RetryOnHTTP429 retries requests answered 429 Too Many Requests,
+	// honouring Retry-After; otherwise they are dropped and counted.
+	RetryOnHTTP429 bool `yaml:"retry_on_http_429,omitempty"`
+}
+
+// DefaultQueueConfig holds Prometheus' remote-write queue defaults.
+var DefaultQueueConfig = QueueConfig{
+	Capacity:          10000,
+	MinShards:         1,
+	MaxShards:         50,
+	MaxSamplesPerSend: 2000,
+	BatchSendDeadline: 5 * time.Second,
+	MinBackoff:        30 * time.Millisecond,
+	MaxBackoff:        5 * time.Second,
+}
+
+// DefaultConfig holds the defaults of one remote_write entry.
+var DefaultConfig = Config{
+	RemoteTimeout:    30 * time.Second,
+	HTTPClientConfig: config.DefaultHTTPClientConfig,
+	QueueConfig:      DefaultQueueConfig,
+}
+
+// UnmarshalYAML starts from the defaults, so that keys left out keep them.
+func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	*c = DefaultConfig
+	c.HTTPClientConfig = config.DefaultHTTPClientConfig
+	type plain Config
+	return unmarshal((*plain)(c))
+}
+
+// UnmarshalYAML starts from the defaults, so that keys left out keep them.
+func (q *QueueConfig) UnmarshalYAML(unmarshal func(any) error) error {
+	*q = DefaultQueueConfig
+	type plain QueueConfig
+	return unmarshal((*plain)(q))
+}
+
+// protocolHeaders are set by the sender and may not be configured.
+var protocolHeaders = []string{
+	"Content-Encoding", "Content-Type", "X-Prometheus-Remote-Write-Version", "User-Agent", "Retry-Attempt",
+}
+
+// Validate checks the endpoint and fills in its name. Keys in errors are
+// relative to the entry.
+func (c *Config) Validate() error {
+	var errs []error
+	u, err := url.Parse(c.URL)
+	switch {
+	case c.URL == "":
+		errs = append(errs, confkey.Errorf("url", "is required"))
+	case err != nil:
+		errs = append(errs, confkey.Errorf("url", "%v", err))
+	case u.Scheme != "http" && u.Scheme != "https":
+		errs = append(errs, confkey.Errorf("url", "scheme must be http or https, not %q", u.Scheme))
+	case u.Host == "":
+		errs = append(errs, confkey.Errorf("url", "has no host"))
+	default:
+		if c.Name == "" {
+			c.Name = u.Host
+		}
+	}
+	for h := range c.Headers {
+		for _, p := range protocolHeaders {
+			if strings.EqualFold(h, p) {
+				errs = append(errs, confkey.Errorf("headers", "%q is set by the Remote-Write protocol and cannot be configured", h))
+			}
+		}
+		if strings.EqualFold(h, "Authorization") {
+			errs = append(errs, confkey.Errorf("headers", "use basic_auth or authorization instead of an Authorization header"))
+		}
+		if http.CanonicalHeaderKey(h) == "" || strings.ContainsAny(h, " :\r\n") {
+			errs = append(errs, confkey.Errorf("headers", "%q is not a valid header name", h))
+		}
+	}
+	if c.RemoteTimeout <= 0 {
+		errs = append(errs, confkey.Errorf("remote_timeout", "must be positive, not %s", c.RemoteTimeout))
+	}
+	if err := c.HTTPClientConfig.Validate(); err != nil {
+		errs = append(errs, &confkey.Error{Key: "", Err: err})
+	}
+	if err := c.QueueConfig.Validate(); err != nil {
+		errs = append(errs, confkey.Under("queue_config", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the queue settings. Keys in errors are relative to
+// queue_config.
+func (q *QueueConfig) Validate() error {
+	var errs []error
+	positive := func(key string, v int) {
+		if v <= 0 {
+			errs = append(errs, confkey.Errorf(key, "must be at least 1, not %d", v))
+		}
+	}
+	positive("capacity", q.Capacity)
+	positive("min_shards", q.MinShards)
+	positive("max_shards", q.MaxShards)
+	positive("max_samples_per_send", q.MaxSamplesPerSend)
+	if q.MaxShards > 0 && q.MinShards > q.MaxShards {
+		errs = append(errs, confkey.Errorf("min_shards", "%d is more than max_shards %d", q.MinShards, q.MaxShards))
+	}
+	if q.MaxSamplesPerSend > 0 && q.Capacity > 0 && q.Capacity < q.MaxSamplesPerSend {
+		errs = append(errs, confkey.Errorf("capacity", "%d is less than max_samples_per_send %d", q.Capacity, q.MaxSamplesPerSend))
+	}
+	if q.BatchSendDeadline <= 0 {
+		errs = append(errs, confkey.Errorf("batch_send_deadline", "must be positive, not %s", q.BatchSendDeadline))
+	}
+	if q.MinBackoff <= 0 {
+		errs = append(errs, confkey.Errorf("min_backoff", "must be positive, not %s", q.MinBackoff))
+	}
+	if q.MaxBackoff < q.MinBackoff {
+		errs = append(errs, confkey.Errorf("max_backoff", "%s is less than min_backoff %s", q.MaxBackoff, q.MinBackoff))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,103 @@
+package queue
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Reasons a sample is dropped, the values of the `reason` label. Every one is
+// initialised to 0 for each endpoint, so that alerts on rate() work from the
+// start.
+const (
+	ReasonBadRequest  = "bad_request"   // 400: the receiver rejected the data
+	ReasonConflict    = "conflict"      // 409: out of order, duplicate or too old (Thanos)
+	ReasonTooLarge    = "too_large"     // 413: request too big
+	ReasonUnsupported = "unsupported"   // 415: content type not accepted
+	ReasonRateLimited = "rate_limited"  // 429 while retry_on_http_429 is off
+	ReasonClientError = "client_error"  // any other 4xx, or a request that could not be made
+	ReasonShutdown    = "shutdown"      // still queued or in flight when the stop deadline passed
+	ReasonRetriesDone = "retries_ended" // a recoverable error outlived the retries
+)
+
+var reasons = []string{
+	ReasonBadRequest, ReasonConflict, ReasonTooLarge, ReasonUnsupported,
+	ReasonRateLimited, ReasonClientError, ReasonShutdown, ReasonRetriesDone,
+}
+
+// Metrics are the self-metrics of every endpoint, labelled by endpoint name.
+// One Metrics serves all endpoints of an agent.
+type Metrics struct {
+	samplesSent    *prometheus.CounterVec
+	samplesFailed  *prometheus.CounterVec
+	samplesRetried *prometheus.CounterVec
+	samplesDropped *prometheus.CounterVec
+	bytesSent      *prometheus.CounterVec
+	requests       *prometheus.CounterVec
+	queueLength    *prometheus.GaugeVec
+	shards         *prometheus.GaugeVec
+	sendDuration   *prometheus.HistogramVec
+}
+
+const (
+	namespace = "kube_state_push"
+	subsystem = "remote"
+)
+
+// NewMetrics creates the queue metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: name, Help: help,
+		}, labels)
+	}
+	m := &Metrics{
+		samplesSent:    counter("samples_sent_total", "Samples accepted by the endpoint (2xx).", "endpoint"),
+		samplesFailed:  counter("samples_failed_total", "Samples in send attempts that failed with a recoverable error (network, 5xx, retried 429).", "endpoint"),
+		samplesRetried: counter("samples_retried_total", "Samples sent again after a recoverable error.", "endpoint"),
+		samplesDropped: counter("samples_dropped_total", "Samples given up on, by reason.", "endpoint", "reason"),
+		bytesSent:      counter("sent_bytes_total", "Compressed request bytes accepted by the endpoint.", "endpoint"),
+		requests:       counter("requests_total", "HTTP requests by status code (\"error\" for no response).", "endpoint", "code"),
+		queueLength: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "queue_length",
+			Help: "Samples waiting in the endpoint's shard queues.",
+		}, []string{"endpoint"}),
+		shards: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "shards",
+			Help: "Shards the endpoint sends with.",
+		}, []string{"endpoint"}),
+		sendDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "batch_send_duration_seconds",
+			Help:    "Time to send one batch, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}, []string{"endpoint"}),
+	}
+	reg.MustRegister(m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
+		m.bytesSent, m.requests, m.queueLength, m.shards, m.sendDuration)
+	return m
+}
+
+// endpointMetrics are the metrics of one endpoint, curried.
+type endpointMetrics struct {
+	sent, failed, retried, bytes prometheus.Counter
+	dropped                      map[string]prometheus.Counter
+	requests                     *prometheus.CounterVec
+	queueLength, shards          prometheus.Gauge
+	sendDuration                 prometheus.Observer
+}
+
+func (m *Metrics) forEndpoint(name string) *endpointMetrics {
+	em := &endpointMetrics{
+		sent:         m.samplesSent.WithLabelValues(name),
+		failed:       m.samplesFailed.WithLabelValues(name),
+		retried:      m.samplesRetried.WithLabelValues(name),
+		bytes:        m.bytesSent.WithLabelValues(name),
+		dropped:      make(map[string]prometheus.Counter, len(reasons)),
+		requests:     m.requests.MustCurryWith(prometheus.Labels{"endpoint": name}),
+		queueLength:  m.queueLength.WithLabelValues(name),
+		shards:       m.shards.WithLabelValues(name),
+		sendDuration: m.sendDuration.WithLabelValues(name),
+	}
+	for _, r := range reasons {
+		em.dropped[r] = m.samplesDropped.WithLabelValues(name, r)
+	}
+	return em
+}

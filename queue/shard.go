@@ -1,0 +1,112 @@
+package queue
+
+import (
+	"context"
+	"sync"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+)
+
+// ring is one shard's bounded FIFO of samples. Producers block while it is
+// full; the shard's sender takes batches from its head.
+type ring struct {
+	// mu guards buf, head, n and closed.
+	mu sync.Mutex
+	// buf is the fixed-size storage; samples live at buf[(head+i)%len(buf)].
+	buf []encode.Sample
+	// head is the index of the oldest sample.
+	head int
+	// n is the number of samples held.
+	n int
+	// closed is set when the shard stops accepting samples.
+	closed bool
+	// notEmpty gets a token when samples are added (capacity 1: a wake-up,
+	// not a count).
+	notEmpty chan struct{}
+	// notFull gets a token when samples are taken.
+	notFull chan struct{}
+}
+
+func newRing(capacity int) *ring {
+	return &ring{
+		buf:      make([]encode.Sample, capacity),
+		notEmpty: make(chan struct{}, 1),
+		notFull:  make(chan struct{}, 1),
+	}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// push appends samples in order, blocking while the ring is full. It returns
+// how many were appended: fewer than len(s) only when ctx ended or the ring
+// was closed.
+func (r *ring) push(ctx context.Context, s []encode.Sample) int {
+	done := 0
+	for done < len(s) {
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return done
+		}
+		free := len(r.buf) - r.n
+		k := min(free, len(s)-done)
+		for i := 0; i < k; i++ {
+			r.buf[(r.head+r.n+i)%len(r.buf)] = s[done+i]
+		}
+		r.n += k
+		r.mu.Unlock()
+		if k > 0 {
+			done += k
+			signal(r.notEmpty)
+			continue
+		}
+		select {
+		case <-r.notFull:
+		case <-ctx.Done():
+			return done
+		}
+	}
+	return done
+}
+
+// take appends up to max samples from the head to dst.
+func (r *ring) take(dst []encode.Sample, max int) []encode.Sample {
+	r.mu.Lock()
+	k := min(max, r.n)
+	for i := 0; i < k; i++ {
+		j := (r.head + i) % len(r.buf)
+		dst = append(dst, r.buf[j])
+		r.buf[j] = encode.Sample{} // release the labels for the GC
+	}
+	r.head = (r.head + k) % len(r.buf)
+	r.n -= k
+	r.mu.Unlock()
+	if k > 0 {
+		signal(r.notFull)
+	}
+	return dst
+}
+
+// len returns the number of samples held.
+func (r *ring) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+// close stops accepting samples and wakes blocked producers. It returns the
+// number of samples still held.
+func (r *ring) close() int {
+	r.mu.Lock()
+	r.closed = true
+	n := r.n
+	r.mu.Unlock()
+	signal(r.notFull)
+	signal(r.notEmpty)
+	return n
+}

@@ -1,0 +1,48 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// RESTConfig returns the client configuration for a kubeconfig path. An
+// empty path means: the in-cluster service account when running in a pod,
+// else $KUBECONFIG, else ~/.kube/config.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err == nil {
+			return cfg, nil
+		}
+		if !errors.Is(err, rest.ErrNotInCluster) {
+			return nil, fmt.Errorf("loading in-cluster config: %w", err)
+		}
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules() // $KUBECONFIG, then ~/.kube/config
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+// NewClient returns a clientset that speaks protobuf to the API server,
+// which costs far less to decode than JSON.
+func NewClient(cfg *rest.Config, userAgent string) (kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = userAgent
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,28 @@
+package watch
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// NewReflector returns a reflector that lists and watches the resource (in
+// one namespace, or all for "") and writes every event to store. It keeps no
+// cache of its own: store receives each object and decides what to keep.
+func (r *Resource) NewReflector(c kubernetes.Interface, namespace string, store cache.ReflectorStore) *cache.Reflector {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return r.list(ctx, c, namespace, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return r.watch(ctx, c, namespace, o)
+		},
+	}
+	return cache.NewReflectorWithOptions(lw, r.expected, store, cache.ReflectorOptions{
+		Name: "kube-state-push/" + r.Name,
+	})
+}
