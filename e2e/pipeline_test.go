@@ -1,0 +1,257 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// startAgent runs an agent in-process against the shared control plane,
+// pushing to the shared Prometheus every second. It returns the agent and a
+// stop function that ends it and returns Run's error.
+func startAgent(t *testing.T, extra string) (*agent.Agent, func() error) {
+	t.Helper()
+	cfgText := fmt.Sprintf(`
+kubeconfig: %s
+resources: [nodes, pods]
+snapshot_interval: 1s
+listen_address: 127.0.0.1:0
+shutdown_timeout: 10s
+external_labels:
+  cluster: e2e
+remote_write:
+  - url: %s
+    name: prometheus
+    queue_config:
+      batch_send_deadline: 100ms
+      max_backoff: 200ms
+%s`, env.cp.Kubeconfig, env.prom.WriteURL(), extra)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
+	cfg, err := agent.LoadFile(path)
+	require.NoError(t, err)
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a, err := agent.New(cfg, agent.Options{Logger: log})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("agent did not stop within 30s")
+		}
+	}
+	t.Cleanup(func() { _ = stop() })
+	return a, stop
+}
+
+// testWriter sends log lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// eventually retries check until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("%s: still failing after %s: %v", what, timeout, err)
+}
+
+// queryBy runs q and returns the values keyed by the labels named in by
+// (comma-separated, values joined with "/"), for compact assertions. Two
+// series with the same key are an error.
+func queryBy(ctx context.Context, q, by string) (map[string]float64, error) {
+	res, err := env.prom.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, s := range res {
+		var parts []string
+		for _, l := range strings.Split(by, ",") {
+			parts = append(parts, s.Metric[l])
+		}
+		k := strings.Join(parts, "/")
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("two series with %s=%q in %v", by, k, res)
+		}
+		out[k] = s.Value
+	}
+	return out, nil
+}
+
+// expectQuery waits until q's result, keyed by the label by, equals want.
+func expectQuery(t *testing.T, q, by string, want map[string]float64) {
+	t.Helper()
+	eventually(t, 30*time.Second, q, func() error {
+		got, err := queryBy(context.Background(), q, by)
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(want)) {
+			return fmt.Errorf("got %v, want %v", sorted(got), sorted(want))
+		}
+		return nil
+	})
+}
+
+func sorted(m map[string]float64) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%s=%g", k, v))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestPipelinePodsAndNodes(t *testing.T) {
+	needEnv(t)
+	ctx := context.Background()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	ns := "pipeline"
+	sc, err := testenv.CreateSampleCluster(ctx, client, ns, "pipeline")
+	require.NoError(t, err)
+	nodeA, nodeB := sc.Nodes[0], sc.Nodes[1]
+
+	a, stop := startAgent(t, "")
+	eventually(t, 30*time.Second, "/readyz", func() error { return httpStatus("http://"+a.Addr().String()+"/readyz", 200) })
+
+	sel := fmt.Sprintf(`namespace=%q`, ns)
+	t.Run("dashboard queries", func(t *testing.T) {
+		expectQuery(t, fmt.Sprintf(`sum(kube_pod_status_phase{%s,phase="Running"})`, sel), "", map[string]float64{"": 4})
+		expectQuery(t, fmt.Sprintf(`kube_pod_status_phase{%s} == 1`, sel), "pod", map[string]float64{
+			"running": 1, "notready": 1, "pending": 1, "crashloop": 1, "oomkilled": 1, "completed": 1,
+		})
+		expectQuery(t, fmt.Sprintf(`kube_pod_container_status_waiting_reason{%s} == 1`, sel), "reason", map[string]float64{"CrashLoopBackOff": 1})
+		expectQuery(t, fmt.Sprintf(`kube_pod_container_status_terminated_reason{%s} == 1`, sel), "pod,container,reason",
+			map[string]float64{"oomkilled/app/OOMKilled": 1, "completed/app/Completed": 1, "completed/sidecar/Completed": 1})
+		expectQuery(t, fmt.Sprintf(`kube_pod_container_status_last_terminated_reason{%s}`, sel), "reason", map[string]float64{"Error": 1})
+		expectQuery(t, fmt.Sprintf(`kube_pod_container_status_restarts_total{%s,container="app"} > 0`, sel), "pod", map[string]float64{"crashloop": 5, "oomkilled": 2})
+		expectQuery(t, fmt.Sprintf(`sum(kube_pod_container_resource_requests{%s,resource="cpu"}) by (node)`, sel), "node",
+			map[string]float64{nodeA: 0.6, nodeB: 0.9, "": 0.3})
+		expectQuery(t, fmt.Sprintf(`kube_pod_container_resource_limits{%s,resource="memory",pod="running"}`, sel), "container",
+			map[string]float64{"app": 256 << 20, "sidecar": 64 << 20})
+		expectQuery(t, `kube_node_status_allocatable{resource="pods",node=~"pipeline-.*"}`, "node", map[string]float64{nodeA: 110, nodeB: 110})
+		expectQuery(t, `kube_node_status_capacity{resource="cpu",unit="core",node=~"pipeline-.*"}`, "node", map[string]float64{nodeA: 4, nodeB: 4})
+		// The API server's TaintNodesByCondition admission adds not-ready.
+		expectQuery(t, `kube_node_spec_taint{node=~"pipeline-.*"}`, "node,key,value,effect", map[string]float64{
+			nodeB + "/dedicated/batch/NoSchedule":               1,
+			nodeA + "/node.kubernetes.io/not-ready//NoSchedule": 1,
+			nodeB + "/node.kubernetes.io/not-ready//NoSchedule": 1,
+		})
+		expectQuery(t, fmt.Sprintf(`count(kube_pod_info{%s,cluster="e2e"})`, sel), "", map[string]float64{"": 6})
+		expectQuery(t, fmt.Sprintf(`kube_pod_status_ready{%s,condition="true"}`, sel), "pod", map[string]float64{
+			"running": 1, "notready": 0, "crashloop": 0, "oomkilled": 0, "completed": 0,
+		})
+	})
+
+	t.Run("updates", func(t *testing.T) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, "notready", metav1.GetOptions{})
+		require.NoError(t, err)
+		for i := range p.Status.Conditions {
+			if p.Status.Conditions[i].Type == v1.PodReady || p.Status.Conditions[i].Type == v1.ContainersReady {
+				p.Status.Conditions[i].Status = v1.ConditionTrue
+			}
+		}
+		_, err = client.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		expectQuery(t, fmt.Sprintf(`kube_pod_status_ready{%s,condition="true",pod="notready"}`, sel), "pod", map[string]float64{"notready": 1})
+	})
+
+	t.Run("changed label value is stale at once", func(t *testing.T) {
+		n, err := client.CoreV1().Nodes().Get(ctx, nodeA, metav1.GetOptions{})
+		require.NoError(t, err)
+		n.Status.NodeInfo.KernelVersion = "6.12.0"
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		// Without a staleness marker the old series would stay in
+		// instant queries for 5 minutes, and the count would be 2.
+		expectQuery(t, fmt.Sprintf(`kube_node_info{node=%q}`, nodeA), "kernel_version", map[string]float64{"6.12.0": 1})
+	})
+
+	t.Run("deleted pod is stale at once", func(t *testing.T) {
+		zero := int64(0)
+		require.NoError(t, client.CoreV1().Pods(ns).Delete(ctx, "crashloop", metav1.DeleteOptions{GracePeriodSeconds: &zero}))
+		start := time.Now()
+		expectQuery(t, fmt.Sprintf(`count({%s,pod="crashloop"})`, sel), "", map[string]float64{})
+		t.Logf("series of the deleted pod gone from instant queries after %s", time.Since(start).Round(100*time.Millisecond))
+		expectQuery(t, fmt.Sprintf(`count(kube_pod_info{%s})`, sel), "", map[string]float64{"": 5})
+	})
+
+	t.Run("self-metrics", func(t *testing.T) {
+		body, err := httpGet("http://" + a.Addr().String() + "/metrics")
+		require.NoError(t, err)
+		require.Contains(t, body, `kube_state_push_remote_samples_dropped_total{endpoint="prometheus",reason="bad_request"} 0`)
+		require.Contains(t, body, `kube_state_push_resource_synced{resource="pods"} 1`)
+		require.Regexp(t, `kube_state_push_remote_samples_sent_total\{endpoint="prometheus"\} [1-9]`, body)
+		require.Regexp(t, `kube_state_push_stale_markers_total\{resource="pods"\} [1-9]`, body)
+	})
+
+	require.NoError(t, stop(), "the agent stops cleanly, with nothing dropped")
+	cleanupNodes(t, client, sc.Nodes)
+}
+
+func cleanupNodes(t *testing.T, c kubernetes.Interface, nodes []string) {
+	t.Helper()
+	for _, n := range nodes {
+		_ = c.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{})
+	}
+}
+
+func httpGet(url string) (string, error) {
+	resp, err := http.Get(url) //nolint:noctx // test helper on loopback
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+func httpStatus(url string, want int) error {
+	resp, err := http.Get(url) //nolint:noctx // test helper on loopback
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s answered %d, want %d", url, resp.StatusCode, want)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package testenv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Prometheus is a Prometheus server with its remote-write receiver on.
+type Prometheus struct {
+	// URL is the server's base URL; remote write goes to URL+"/api/v1/write".
+	URL string
+	// Proc is the running process.
+	Proc *Process
+}
+
+// StartPrometheus starts Prometheus in dir and waits until it is ready.
+func StartPrometheus(ctx context.Context, dir string) (*Prometheus, error) {
+	bin, err := Binary("prometheus")
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1m\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("writing prometheus config: %w", err)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &Prometheus{URL: "http://127.0.0.1:" + strconv.Itoa(port)}
+	p.Proc, err = Start(dir, "prometheus", bin,
+		"--config.file="+cfg,
+		"--storage.tsdb.path="+filepath.Join(dir, "prometheus-data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
+		"--web.enable-remote-write-receiver",
+		"--log.level=warn",
+	)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Proc.waitReady(ctx, httpOK(http.DefaultClient, p.URL+"/-/ready", nil)); err != nil {
+		p.Proc.Kill()
+		return nil, err
+	}
+	return p, nil
+}
+
+// WriteURL is the remote-write receiver's URL.
+func (p *Prometheus) WriteURL() string { return p.URL + "/api/v1/write" }
+
+// Stop stops the server.
+func (p *Prometheus) Stop() { p.Proc.Stop(10 * time.Second) }
+
+// Sample is one element of an instant query's vector result.
+type Sample struct {
+	// Metric is the series' labels (with __name__).
+	Metric map[string]string
+	// Value is the sample value.
+	Value float64
+}
+
+// Query runs an instant query and returns its vector result.
+func (p *Prometheus) Query(ctx context.Context, q string) ([]Sample, error) {
+	u := p.URL + "/api/v1/query?query=" + url.QueryEscape(q)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("querying %q: %w", q, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("querying %q: decoding answer: %w", q, err)
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("querying %q: %s", q, body.Error)
+	}
+	if body.Data.ResultType != "vector" {
+		return nil, fmt.Errorf("querying %q: result is a %s, not a vector", q, body.Data.ResultType)
+	}
+	out := make([]Sample, 0, len(body.Data.Result))
+	for _, r := range body.Data.Result {
+		s, _ := r.Value[1].(string)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("querying %q: value %q: %w", q, s, err)
+		}
+		out = append(out, Sample{Metric: r.Metric, Value: v})
+	}
+	return out, nil
+}
