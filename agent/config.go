@@ -126,13 +126,13 @@ func LoadFile(path string) (*Config, error) {
 func Load(data []byte, name string) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, syntaxError(name, err)
 	}
 	cfg := DefaultConfig
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, decodeError(name, err)
+		return nil, decodeError(name, &root, err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, keyErrors(name, &root, err)
@@ -143,9 +143,21 @@ func Load(data []byte, name string) (*Config, error) {
 // yamlFieldRE matches yaml.v3's message for an unknown key.
 var yamlFieldRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
 
-// decodeError rewrites yaml.v3's type errors as "file:line: message", one
-// per line.
-func decodeError(name string, err error) error {
+// yamlLineRE matches a YAML error that names a line.
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// syntaxError formats a YAML syntax error as "file:line: message".
+func syntaxError(name string, err error) error {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s:%s: %s", name, m[1], m[2])
+	}
+	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(msg, "yaml: "))
+}
+
+// decodeError rewrites yaml.v3's type errors as "file:line: key: message",
+// one per line.
+func decodeError(name string, root *yaml.Node, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
@@ -153,18 +165,63 @@ func decodeError(name string, err error) error {
 	var errs []error
 	for _, e := range te.Errors {
 		if m := yamlFieldRE.FindStringSubmatch(e); m != nil {
-			errs = append(errs, fmt.Errorf("%s:%s: unknown key %q", name, m[1], m[2]))
+			line, _ := strconv.Atoi(m[1])
+			key := keyAt(root, line)
+			if key == "" {
+				key = m[2]
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s: unknown key", name, line, key))
 			continue
 		}
-		if rest, ok := strings.CutPrefix(e, "line "); ok {
-			if line, msg, ok := strings.Cut(rest, ": "); ok {
-				errs = append(errs, fmt.Errorf("%s:%s: %s", name, line, msg))
+		if m := yamlLineRE.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			if key := keyAt(root, line); key != "" {
+				errs = append(errs, fmt.Errorf("%s:%d: %s: %s", name, line, key, m[2]))
 				continue
 			}
+			errs = append(errs, fmt.Errorf("%s:%d: %s", name, line, m[2]))
+			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: %s", name, e))
 	}
 	return errors.Join(errs...)
+}
+
+// keyAt returns the dotted path (as confkey writes it) of the deepest key or
+// list element that starts on line, or "" if none does.
+func keyAt(root *yaml.Node, line int) string {
+	best, bestDepth := "", -1
+	var walk func(n *yaml.Node, path string, depth int)
+	walk = func(n *yaml.Node, path string, depth int) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path, depth)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				p := k.Value
+				if path != "" {
+					p = path + "." + k.Value
+				}
+				if k.Line == line && depth > bestDepth {
+					best, bestDepth = p, depth
+				}
+				walk(n.Content[i+1], p, depth+1)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := confkey.Index(path, i)
+				if c.Line == line && depth > bestDepth {
+					best, bestDepth = p, depth
+				}
+				walk(c, p, depth+1)
+			}
+		}
+	}
+	walk(root, "", 0)
+	return best
 }
 
 // keyErrors formats validation errors as "file:line: key: message", with

@@ -136,15 +136,22 @@ func (s *seriesMap) Replace(list []any, _ string) error {
 		fresh = append(fresh, rendered{uid: uid, set: set})
 	}
 	keep := make(map[types.UID]struct{}, len(fresh))
-	s.mu.Lock()
 	for i := range fresh {
 		keep[fresh[i].uid] = struct{}{}
-		s.setLocked(fresh[i].uid, &fresh[i].set)
 	}
+	s.mu.Lock()
+	// Delete before storing: an object recreated under a new UID while the
+	// watch was down (a node that re-registered) renders the same series as
+	// the one it replaced, and storing it last takes them out of stale, as
+	// the watch's own Delete-then-Add order would. Stored first, its live
+	// series would also get staleness markers at the same timestamp.
 	for uid := range s.objects {
 		if _, ok := keep[uid]; !ok {
 			s.setLocked(uid, nil)
 		}
+	}
+	for i := range fresh {
+		s.setLocked(fresh[i].uid, &fresh[i].set)
 	}
 	s.mu.Unlock()
 	s.synced.Store(true)

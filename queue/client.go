@@ -113,20 +113,19 @@ func samplesOf(ctx context.Context) int {
 
 // checkRetry decides whether a request is sent again: network errors and
 // 5xx always, 429 only when enabled; never once the context has ended.
+// A final answer (2xx, other 4xx) is returned as is even then.
 func checkRetry(ctx context.Context, resp *http.Response, err error, retry429 bool) (bool, error) {
+	recoverable := err != nil || resp.StatusCode >= 500 ||
+		resp.StatusCode == http.StatusTooManyRequests && retry429
+	if !recoverable {
+		// A final answer stands even if the context ended meanwhile: a 2xx
+		// was delivered, and a 4xx says why it was not.
+		return false, nil
+	}
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	if err != nil {
-		return true, nil
-	}
-	switch {
-	case resp.StatusCode >= 500:
-		return true, nil
-	case resp.StatusCode == http.StatusTooManyRequests:
-		return retry429, nil
-	}
-	return false, nil
+	return true, nil
 }
 
 // backoff doubles the delay from min up to max, with jitter in [d/2, d) so
@@ -191,6 +190,10 @@ func (s *sender) send(ctx context.Context, body []byte, n int) error {
 
 	resp, err := s.client.Do(req)
 	if err != nil {
+		if resp != nil {
+			// PassthroughErrorHandler returns the last answer with the error.
+			_ = resp.Body.Close()
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("sending batch: %w", ctx.Err())
 		}

@@ -112,16 +112,17 @@ func (c *Config) Validate() error {
 		}
 	}
 	for h := range c.Headers {
+		key := "headers." + h // names the header's own line
 		for _, p := range protocolHeaders {
 			if strings.EqualFold(h, p) {
-				errs = append(errs, confkey.Errorf("headers", "%q is set by the Remote-Write protocol and cannot be configured", h))
+				errs = append(errs, confkey.Errorf(key, "%q is set by the Remote-Write protocol and cannot be configured", h))
 			}
 		}
 		if strings.EqualFold(h, "Authorization") {
-			errs = append(errs, confkey.Errorf("headers", "use basic_auth or authorization instead of an Authorization header"))
+			errs = append(errs, confkey.Errorf(key, "use basic_auth or authorization instead of an Authorization header"))
 		}
 		if http.CanonicalHeaderKey(h) == "" || strings.ContainsAny(h, " :\r\n") {
-			errs = append(errs, confkey.Errorf("headers", "%q is not a valid header name", h))
+			errs = append(errs, confkey.Errorf(key, "%q is not a valid header name", h))
 		}
 	}
 	if c.RemoteTimeout <= 0 {

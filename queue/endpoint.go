@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/config"
@@ -56,6 +57,10 @@ type Endpoint struct {
 	cancelSend context.CancelFunc
 	// wg tracks the shard goroutines.
 	wg sync.WaitGroup
+	// shutdownDrops counts the samples the shards dropped because the send
+	// context was cancelled (in flight or taken at the stop deadline), so
+	// that Stop reports them along with what was still queued.
+	shutdownDrops atomic.Int64
 }
 
 // shard is one lane: a ring and the goroutine that batches and sends it.
@@ -142,6 +147,7 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 	go func() { e.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		e.cancelSend()
 		return nil
 	case <-ctx.Done():
 	}
@@ -155,8 +161,10 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 	if left > 0 {
 		e.metrics.dropped[ReasonShutdown].Add(float64(left))
 		e.metrics.queueLength.Sub(float64(left))
-		e.log.Error("dropping queued samples: stop deadline passed", "samples", left)
-		return fmt.Errorf("endpoint %q: %d samples dropped at stop", e.cfg.Name, left)
+	}
+	if n := left + int(e.shutdownDrops.Load()); n > 0 {
+		e.log.Error("dropping samples: stop deadline passed", "samples", n, "queued", left)
+		return fmt.Errorf("endpoint %q: %d samples dropped at stop", e.cfg.Name, n)
 	}
 	return nil
 }
@@ -205,6 +213,9 @@ func (e *Endpoint) runShard(s *shard) {
 			flushing = true
 			flush = nil // closed: stop selecting on it
 		case <-e.sendCtx.Done():
+			// Taken from the ring, so Stop did not count them.
+			e.dropAtShutdown(len(batch))
+			e.metrics.queueLength.Sub(float64(len(batch)))
 			return
 		}
 	}
@@ -231,8 +242,22 @@ func (e *Endpoint) sendBatch(body []byte, n int) {
 	case e.sendCtx.Err() != nil:
 		reason = ReasonShutdown
 	}
+	if reason == ReasonShutdown {
+		e.dropAtShutdown(n)
+		return
+	}
 	e.metrics.dropped[reason].Add(float64(n))
 	e.drops.log(e.log, reason, n, err)
+}
+
+// dropAtShutdown counts n samples the shard gave up on because the send
+// context was cancelled after the stop deadline; Stop logs the total.
+func (e *Endpoint) dropAtShutdown(n int) {
+	if n == 0 {
+		return
+	}
+	e.metrics.dropped[ReasonShutdown].Add(float64(n))
+	e.shutdownDrops.Add(int64(n))
 }
 
 // dropLog logs dropped batches at most once per reason per interval, with

@@ -99,12 +99,15 @@ func (r *ring) len() int {
 	return r.n
 }
 
-// close stops accepting samples and wakes blocked producers. It returns the
-// number of samples still held.
+// close stops accepting samples, discards the samples still held (the
+// caller counts them as dropped, so the shard must not take and send them
+// too) and wakes blocked producers. It returns the number discarded.
 func (r *ring) close() int {
 	r.mu.Lock()
 	r.closed = true
 	n := r.n
+	clear(r.buf) // release the labels for the GC
+	r.head, r.n = 0, 0
 	r.mu.Unlock()
 	signal(r.notFull)
 	signal(r.notEmpty)

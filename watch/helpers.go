@@ -40,16 +40,10 @@ func boolFloat64(b bool) float64 {
 	return 0
 }
 
-// emitConditionStatus renders a condition as a state set: one series per
-// status ("true", "false", "unknown") with the status in the `status` label,
-// 1 for the condition's own status. kv are the family's other labels.
+// emitConditionStatus renders a condition as a state set in the `status`
+// label (see emitConditionState); kv are the family's other labels.
 func emitConditionStatus(e *Emitter, cs v1.ConditionStatus, kv ...string) {
-	n := len(kv)
-	kv = append(kv, "status", "")
-	for _, s := range conditionStatuses {
-		kv[n+1] = strings.ToLower(string(s))
-		e.Emit(boolFloat64(cs == s), kv...)
-	}
+	emitConditionState(e, "status", cs, kv...)
 }
 
 // sanitizeLabelName replaces every character that is invalid in a Prometheus

@@ -35,15 +35,15 @@ func nodeFamilies(o FamilyOptions) []Family[*v1.Node] {
 		{
 			Name: "kube_node_annotations", Help: "Kubernetes annotations converted to Prometheus labels.",
 			Type: Gauge, Stability: Alpha,
-			Generate: nodeMapFamily("annotation", func(n *v1.Node) map[string]string { return n.Annotations }, o.AnnotationsAllowlist),
+			Generate: mapFamily("annotation", objectAnnotations[*v1.Node], o.AnnotationsAllowlist),
 		},
 		{
 			Name: "kube_node_created", Help: "Unix creation timestamp",
-			Type: Gauge, Stability: Stable, Generate: nodeCreated,
+			Type: Gauge, Stability: Stable, Generate: emitCreated[*v1.Node],
 		},
 		{
 			Name: "kube_node_deletion_timestamp", Help: "Unix deletion timestamp",
-			Type: Gauge, Stability: Alpha, Generate: nodeDeletionTimestamp,
+			Type: Gauge, Stability: Alpha, Generate: emitDeletionTimestamp[*v1.Node],
 		},
 		{
 			Name: "kube_node_info", Help: "Information about a cluster node.",
@@ -52,7 +52,7 @@ func nodeFamilies(o FamilyOptions) []Family[*v1.Node] {
 		{
 			Name: "kube_node_labels", Help: "Kubernetes labels converted to Prometheus labels.",
 			Type: Gauge, Stability: Stable,
-			Generate: nodeMapFamily("label", func(n *v1.Node) map[string]string { return n.Labels }, o.LabelsAllowlist),
+			Generate: mapFamily("label", objectLabels[*v1.Node], o.LabelsAllowlist),
 		},
 		{
 			Name: "kube_node_role", Help: "The role of a cluster node.",
@@ -91,31 +91,6 @@ func nodeFamilies(o FamilyOptions) []Family[*v1.Node] {
 			Name: "kube_node_status_addresses", Help: "Node address information.",
 			Type: Gauge, Stability: Alpha, Generate: nodeAddresses,
 		},
-	}
-}
-
-// nodeMapFamily renders kube_node_labels or kube_node_annotations: nothing
-// without an allowlist, otherwise one series carrying the allowed keys (and
-// only the node label when none of them is set).
-func nodeMapFamily(prefix string, m func(*v1.Node) map[string]string, allow []string) func(*v1.Node, *Emitter) {
-	return func(n *v1.Node, e *Emitter) {
-		if len(allow) == 0 {
-			return
-		}
-		keys, values := allowedLabels(prefix, m(n), allow)
-		e.EmitKV(1, keys, values)
-	}
-}
-
-func nodeCreated(n *v1.Node, e *Emitter) {
-	if !n.CreationTimestamp.IsZero() {
-		e.Emit(timestampSeconds(n.CreationTimestamp))
-	}
-}
-
-func nodeDeletionTimestamp(n *v1.Node, e *Emitter) {
-	if t := n.DeletionTimestamp; t != nil && !t.IsZero() {
-		e.Emit(timestampSeconds(*t))
 	}
 }
 

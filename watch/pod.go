@@ -44,11 +44,11 @@ func podStatusFamilies(o FamilyOptions) []Family[*v1.Pod] {
 	return []Family[*v1.Pod]{
 		{
 			Name: "kube_pod_created", Help: "Unix creation timestamp",
-			Type: Gauge, Stability: Stable, Generate: podCreated,
+			Type: Gauge, Stability: Stable, Generate: emitCreated[*v1.Pod],
 		},
 		{
 			Name: "kube_pod_deletion_timestamp", Help: "Unix deletion timestamp",
-			Type: Gauge, Stability: Alpha, Generate: podDeletionTimestamp,
+			Type: Gauge, Stability: Alpha, Generate: emitDeletionTimestamp[*v1.Pod],
 		},
 		{
 			Name: "kube_pod_info", Help: "Information about pod.",
@@ -61,12 +61,12 @@ func podStatusFamilies(o FamilyOptions) []Family[*v1.Pod] {
 		{
 			Name: "kube_pod_annotations", Help: "Kubernetes annotations converted to Prometheus labels.",
 			Type: Gauge, Stability: Alpha,
-			Generate: podMapFamily("annotation", func(p *v1.Pod) map[string]string { return p.Annotations }, o.AnnotationsAllowlist),
+			Generate: mapFamily("annotation", objectAnnotations[*v1.Pod], o.AnnotationsAllowlist),
 		},
 		{
 			Name: "kube_pod_labels", Help: "Kubernetes labels converted to Prometheus labels.",
 			Type: Gauge, Stability: Stable,
-			Generate: podMapFamily("label", func(p *v1.Pod) map[string]string { return p.Labels }, o.LabelsAllowlist),
+			Generate: mapFamily("label", objectLabels[*v1.Pod], o.LabelsAllowlist),
 		},
 		{
 			Name: "kube_pod_overhead_cpu_cores", Help: "The pod overhead in regards to cpu cores associated with running a pod.",
@@ -112,12 +112,12 @@ func podStatusFamilies(o FamilyOptions) []Family[*v1.Pod] {
 		{
 			Name: "kube_pod_status_phase", Help: "The pods current phase.",
 			Type: Gauge, Stability: Stable,
-			Generate: func(p *v1.Pod, e *Emitter) { podEmitOneOf(e, "phase", p.Status.Phase, podPhases) },
+			Generate: func(p *v1.Pod, e *Emitter) { emitOneOf(e, "phase", p.Status.Phase, podPhases) },
 		},
 		{
 			Name: "kube_pod_status_qos_class", Help: "The pods current qosClass.",
 			Type: Gauge, Stability: Alpha,
-			Generate: func(p *v1.Pod, e *Emitter) { podEmitOneOf(e, "qos_class", p.Status.QOSClass, podQOSClasses) },
+			Generate: func(p *v1.Pod, e *Emitter) { emitOneOf(e, "qos_class", p.Status.QOSClass, podQOSClasses) },
 		},
 		{
 			Name: "kube_pod_status_ready", Help: "Describes whether the pod is ready to serve requests.",
@@ -204,18 +204,6 @@ var (
 // podDisruptionReasons.
 const podOtherReason = "Other"
 
-func podCreated(p *v1.Pod, e *Emitter) {
-	if !p.CreationTimestamp.IsZero() {
-		e.Emit(timestampSeconds(p.CreationTimestamp))
-	}
-}
-
-func podDeletionTimestamp(p *v1.Pod, e *Emitter) {
-	if t := p.DeletionTimestamp; t != nil && !t.IsZero() {
-		e.Emit(timestampSeconds(*t))
-	}
-}
-
 // podStartTime renders the start time whenever it is set, even to the zero
 // time, as kube-state-metrics does.
 func podStartTime(p *v1.Pod, e *Emitter) {
@@ -253,19 +241,6 @@ func podIPs(p *v1.Pod, e *Emitter) {
 			family = "4"
 		}
 		e.Emit(1, "ip", ip.IP, "ip_family", family)
-	}
-}
-
-// podMapFamily renders kube_pod_labels or kube_pod_annotations: nothing
-// without an allowlist, otherwise one series carrying the allowed keys (and
-// only the identity labels when none of them is set).
-func podMapFamily(prefix string, m func(*v1.Pod) map[string]string, allow []string) func(*v1.Pod, *Emitter) {
-	return func(p *v1.Pod, e *Emitter) {
-		if len(allow) == 0 {
-			return
-		}
-		keys, values := allowedLabels(prefix, m(p), allow)
-		e.EmitKV(1, keys, values)
 	}
 }
 
@@ -346,17 +321,6 @@ func podVolumeClaims(value func(readOnly bool) float64) func(*v1.Pod, *Emitter) 
 				e.Emit(value(false), "volume", v.Name, "persistentvolumeclaim", p.Name+"-"+v.Name, "ephemeral", "true")
 			}
 		}
-	}
-}
-
-// podEmitOneOf renders a state set: one series per state, 1 for current. An
-// unset current renders nothing.
-func podEmitOneOf[S ~string](e *Emitter, label string, current S, states []S) {
-	if current == "" {
-		return
-	}
-	for _, s := range states {
-		e.Emit(boolFloat64(s == current), label, string(s))
 	}
 }
 

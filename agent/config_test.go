@@ -1,0 +1,232 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/queue"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// TestExampleConfig loads the documented example, so it can never rot. The
+// example claims to show every default, so its values are checked against
+// the defaults in the code.
+func TestExampleConfig(t *testing.T) {
+	cfg, err := LoadFile("../config.yaml")
+	require.NoError(t, err)
+
+	require.Empty(t, cfg.Watch.Kubeconfig)
+	require.Equal(t, []string{"nodes", "pods"}, cfg.Watch.Resources)
+	require.Equal(t, 30*time.Second, cfg.SnapshotInterval)
+	require.Equal(t, DefaultConfig.SnapshotInterval, cfg.SnapshotInterval)
+	require.Equal(t, map[string]string{"cluster": "edge-1"}, cfg.ExternalLabels)
+	require.Equal(t, DefaultConfig.ListenAddress, cfg.ListenAddress)
+	require.Equal(t, DefaultConfig.ShutdownTimeout, cfg.ShutdownTimeout)
+
+	require.Len(t, cfg.RemoteWrite, 1)
+	rw := cfg.RemoteWrite[0]
+	require.Equal(t, "central", rw.Name)
+	require.Equal(t, "http://prometheus.monitoring.svc:9090/api/v1/write", rw.URL)
+	require.Equal(t, map[string]string{"X-Scope-OrgID": "edge-1"}, rw.Headers)
+	require.Equal(t, queue.DefaultConfig.RemoteTimeout, rw.RemoteTimeout)
+	require.Equal(t, queue.QueueConfig{
+		Capacity:          10000,
+		MinShards:         1,
+		MaxShards:         50,
+		MaxSamplesPerSend: 2000,
+		BatchSendDeadline: 5 * time.Second,
+		MinBackoff:        30 * time.Millisecond,
+		MaxBackoff:        5 * time.Second,
+		RetryOnHTTP429:    false,
+	}, rw.QueueConfig)
+	require.Equal(t, queue.DefaultQueueConfig, rw.QueueConfig, "the example shows the defaults")
+
+	auth := rw.HTTPClientConfig.Authorization
+	require.NotNil(t, auth)
+	require.Equal(t, "Bearer", auth.Type)
+	require.Equal(t, "/var/run/secrets/remote-write/token", auth.CredentialsFile)
+	require.True(t, filepath.IsAbs(auth.CredentialsFile))
+	require.Nil(t, rw.HTTPClientConfig.BasicAuth)
+	require.Equal(t, "/etc/kube-state-push/ca.crt", rw.HTTPClientConfig.TLSConfig.CAFile)
+	require.False(t, rw.HTTPClientConfig.TLSConfig.InsecureSkipVerify)
+}
+
+func TestLoadFileRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "kube-state-push.yaml"), `
+remote_write:
+  - url: https://receiver:9090/api/v1/write
+    authorization:
+      credentials_file: secrets/token
+    tls_config:
+      ca_file: ca.crt
+`)
+	// A relative path to the config file still gives absolute paths.
+	t.Chdir(dir)
+	cfg, err := LoadFile("kube-state-push.yaml")
+	require.NoError(t, err)
+	hc := cfg.RemoteWrite[0].HTTPClientConfig
+	require.Equal(t, filepath.Join(dir, "secrets", "token"), hc.Authorization.CredentialsFile)
+	require.Equal(t, "Bearer", hc.Authorization.Type, "prometheus/common's default type")
+	require.Equal(t, filepath.Join(dir, "ca.crt"), hc.TLSConfig.CAFile)
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(strings.TrimPrefix(data, "\n")), 0o600))
+}
+
+func TestDefaults(t *testing.T) {
+	t.Run("only a url", func(t *testing.T) {
+		cfg, err := Load([]byte("remote_write:\n  - url: http://receiver:9090/api/v1/write\n"), "min.yaml")
+		require.NoError(t, err)
+
+		require.Equal(t, watch.DefaultResources, cfg.Watch.Resources)
+		require.Empty(t, cfg.Watch.Kubeconfig)
+		require.Equal(t, 30*time.Second, cfg.SnapshotInterval)
+		require.Equal(t, ":8080", cfg.ListenAddress)
+		require.Equal(t, 30*time.Second, cfg.ShutdownTimeout)
+		require.Empty(t, cfg.ExternalLabels)
+
+		require.Len(t, cfg.RemoteWrite, 1)
+		rw := cfg.RemoteWrite[0]
+		require.Equal(t, "receiver:9090", rw.Name, "the URL's host")
+		require.Empty(t, rw.Headers)
+		require.Equal(t, 30*time.Second, rw.RemoteTimeout)
+		require.Equal(t, queue.QueueConfig{
+			Capacity:          10000,
+			MinShards:         1,
+			MaxShards:         50,
+			MaxSamplesPerSend: 2000,
+			BatchSendDeadline: 5 * time.Second,
+			MinBackoff:        30 * time.Millisecond,
+			MaxBackoff:        5 * time.Second,
+		}, rw.QueueConfig)
+		require.True(t, rw.HTTPClientConfig.FollowRedirects, "prometheus/common's default")
+		require.True(t, rw.HTTPClientConfig.EnableHTTP2, "prometheus/common's default")
+		require.Nil(t, rw.HTTPClientConfig.Authorization)
+		require.Nil(t, rw.HTTPClientConfig.BasicAuth)
+	})
+
+	t.Run("keys left out of a block keep their defaults", func(t *testing.T) {
+		cfg, err := Load([]byte(`
+snapshot_interval: 1m
+remote_write:
+  - url: http://a:9090/api/v1/write
+    queue_config:
+      max_shards: 8
+      retry_on_http_429: true
+  - url: http://b:9090/api/v1/write
+    remote_timeout: 5s
+`), "partial.yaml")
+		require.NoError(t, err)
+		require.Equal(t, time.Minute, cfg.SnapshotInterval)
+		require.Equal(t, ":8080", cfg.ListenAddress)
+
+		want := queue.DefaultQueueConfig
+		want.MaxShards = 8
+		want.RetryOnHTTP429 = true
+		require.Equal(t, want, cfg.RemoteWrite[0].QueueConfig)
+		require.Equal(t, 30*time.Second, cfg.RemoteWrite[0].RemoteTimeout)
+
+		require.Equal(t, queue.DefaultQueueConfig, cfg.RemoteWrite[1].QueueConfig)
+		require.Equal(t, 5*time.Second, cfg.RemoteWrite[1].RemoteTimeout)
+		require.Equal(t, "b:9090", cfg.RemoteWrite[1].Name)
+	})
+
+	t.Run("defaults are not shared between loads", func(t *testing.T) {
+		_, err := Load([]byte("resources: [pods]\nremote_write:\n  - url: http://a:9090/\n    headers: {X-A: b}\n"), "a.yaml")
+		require.NoError(t, err)
+		cfg, err := Load([]byte("remote_write:\n  - url: http://a:9090/\n"), "b.yaml")
+		require.NoError(t, err)
+		require.Empty(t, cfg.RemoteWrite[0].Headers)
+		require.Equal(t, watch.DefaultResources, cfg.Watch.Resources)
+		require.Empty(t, DefaultConfig.Watch.Resources)
+		require.Empty(t, queue.DefaultConfig.Headers)
+	})
+}
+
+// badConfigs pairs each testdata/<name>.bad.yaml with the error it must give:
+// "<name>.bad.yaml:<line>: <key>: <message>".
+var badConfigs = map[string]string{
+	"unknown_top_key":        `unknown_top_key.bad.yaml:3: snapshot_intervall: unknown key`,
+	"unknown_queue_key":      `unknown_queue_key.bad.yaml:6: remote_write[0].queue_config.max_samples: unknown key`,
+	"unknown_resource":       `unknown_resource.bad.yaml:4: resources[2]: unknown resource "widgets"`,
+	"duplicate_resource":     `duplicate_resource.bad.yaml:4: resources[2]: resource "pods" is listed twice`,
+	"snapshot_interval_zero": `snapshot_interval_zero.bad.yaml:3: snapshot_interval: must be at least 1s, not 0s`,
+	"external_label_name":    `external_label_name.bad.yaml:3: external_labels.1zone: "1zone" is not a valid label name`,
+	"external_label_empty":   `external_label_empty.bad.yaml:3: external_labels.region: value is empty`,
+	"no_remote_write":        `no_remote_write.bad.yaml:1: remote_write: at least one endpoint is required`,
+	"url_missing":            `url_missing.bad.yaml:3: remote_write[1].url: is required`,
+	"url_scheme":             `url_scheme.bad.yaml:3: remote_write[0].url: scheme must be http or https, not "ftp"`,
+	"min_shards":             `min_shards.bad.yaml:5: remote_write[0].queue_config.min_shards: 8 is more than max_shards 4`,
+	"capacity":               `capacity.bad.yaml:5: remote_write[0].queue_config.capacity: 1000 is less than max_samples_per_send 5000`,
+	"min_backoff":            `min_backoff.bad.yaml:4: remote_write[0].queue_config.min_backoff: must be positive, not -30ms`,
+	"duplicate_endpoint":     `duplicate_endpoint.bad.yaml:5: remote_write[1].name: "central" is also the name of remote_write[0]`,
+	"protocol_header":        `protocol_header.bad.yaml:5: remote_write[0].headers.Content-Type: "Content-Type" is set by the Remote-Write protocol`,
+	"two_auths":              `two_auths.bad.yaml:2: remote_write[0]: at most one of basic_auth, oauth2 & authorization must be configured`,
+	"wrong_type":             "wrong_type.bad.yaml:3: snapshot_interval: cannot unmarshal !!str `abc` into time.Duration",
+	"syntax":                 `syntax.bad.yaml:3: did not find expected key`,
+	"syntax_tab":             `syntax_tab.bad.yaml:4: found character that cannot start any token`,
+}
+
+func TestBadConfigs(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.bad.yaml")
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".bad.yaml"))
+	}
+	require.ElementsMatch(t, names, mapKeys(badConfigs), "every bad config has its expected error")
+
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := LoadFile(filepath.Join("testdata", name+".bad.yaml"))
+			require.Nil(t, cfg)
+			require.Error(t, err)
+			msg := err.Error()
+			require.True(t, strings.HasPrefix(msg, "testdata/"+badConfigs[name]),
+				"error\n\t%s\nshould start with\n\ttestdata/%s", msg, badConfigs[name])
+			require.NotContains(t, msg, "\n", "one problem, one error")
+		})
+	}
+}
+
+func mapKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestLoadReportsEveryProblem(t *testing.T) {
+	_, err := Load([]byte(`resources: [pods, gadgets]
+snapshot_interval: 100ms
+remote_write:
+  - url: ftp://a/
+    queue_config:
+      min_shards: 0
+  - url: http://b:9090/
+    remote_timeout: 0s
+`), "many.yaml")
+	require.Error(t, err)
+	require.Equal(t, []string{
+		`many.yaml:1: resources[1]: unknown resource "gadgets" (known: ` + strings.Join(watch.Names(), ", ") + `)`,
+		`many.yaml:2: snapshot_interval: must be at least 1s, not 100ms`,
+		`many.yaml:4: remote_write[0].url: scheme must be http or https, not "ftp"`,
+		`many.yaml:6: remote_write[0].queue_config.min_shards: must be at least 1, not 0`,
+		`many.yaml:8: remote_write[1].remote_timeout: must be positive, not 0s`,
+	}, strings.Split(err.Error(), "\n"))
+}
+
+func TestLoadFileMissing(t *testing.T) {
+	_, err := LoadFile(filepath.Join(t.TempDir(), "absent.yaml"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "reading config")
+}

@@ -1,0 +1,410 @@
+package encode
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/golang/snappy"
+	"github.com/prometheus/prometheus/prompb"
+	"github.com/stretchr/testify/require"
+)
+
+// wireSeries is a prompb.TimeSeries in a form require.Equal can compare:
+// sample values as bits, so that NaN (and the exact StaleNaN payload)
+// compares equal to itself.
+type wireSeries struct {
+	Labels  []prompb.Label
+	Samples []wireSample
+}
+
+type wireSample struct {
+	Bits      uint64
+	Timestamp int64
+}
+
+func toWire(t *testing.T, ts []prompb.TimeSeries) []wireSeries {
+	t.Helper()
+	out := make([]wireSeries, 0, len(ts))
+	for _, s := range ts {
+		require.Empty(t, s.Exemplars)
+		require.Empty(t, s.Histograms)
+		w := wireSeries{Labels: s.Labels}
+		for _, smp := range s.Samples {
+			w.Samples = append(w.Samples, wireSample{Bits: math.Float64bits(smp.Value), Timestamp: smp.Timestamp})
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// decodeRequest snappy-decodes and unmarshals a request body.
+func decodeRequest(t *testing.T, body []byte) prompb.WriteRequest {
+	t.Helper()
+	raw, err := snappy.Decode(nil, body)
+	require.NoError(t, err)
+	var wr prompb.WriteRequest
+	require.NoError(t, wr.Unmarshal(raw))
+	return wr
+}
+
+func lbls(kv ...string) []prompb.Label {
+	out := make([]prompb.Label, 0, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		out = append(out, prompb.Label{Name: kv[i], Value: kv[i+1]})
+	}
+	return out
+}
+
+func TestAppendWriteRequestRoundTrip(t *testing.T) {
+	type series struct {
+		labels [][2]string // in the order they are added
+		value  float64
+	}
+	tests := []struct {
+		name     string
+		external [][2]string
+		series   []series
+		ts       int64
+		want     []wireSeries
+	}{
+		{
+			name: "unsorted input is sorted with __name__ first",
+			series: []series{{
+				labels: [][2]string{{"pod", "p1"}, {"namespace", "ns"}, {"__name__", "kube_pod_info"}, {"Zeta", "z"}, {"_a", "x"}},
+				value:  1,
+			}},
+			ts: 1700000000000,
+			want: []wireSeries{{
+				// Byte order: upper case sorts before "_", which sorts before
+				// lower case; "__name__" comes first among "_" names.
+				Labels:  lbls("Zeta", "z", "__name__", "kube_pod_info", "_a", "x", "namespace", "ns", "pod", "p1"),
+				Samples: []wireSample{{Bits: math.Float64bits(1), Timestamp: 1700000000000}},
+			}},
+		},
+		{
+			name: "duplicate names keep the first added",
+			series: []series{{
+				labels: [][2]string{{"__name__", "m"}, {"b", "first"}, {"a", "1"}, {"b", "second"}, {"a", "2"}},
+				value:  2.5,
+			}},
+			ts: 42,
+			want: []wireSeries{{
+				Labels:  lbls("__name__", "m", "a", "1", "b", "first"),
+				Samples: []wireSample{{Bits: math.Float64bits(2.5), Timestamp: 42}},
+			}},
+		},
+		{
+			name: "empty values and names are left out",
+			series: []series{{
+				labels: [][2]string{{"__name__", "m"}, {"empty", ""}, {"", "noname"}, {"x", "y"}},
+				value:  0,
+			}},
+			ts: 7,
+			want: []wireSeries{{
+				Labels:  lbls("__name__", "m", "x", "y"),
+				Samples: []wireSample{{Bits: 0, Timestamp: 7}},
+			}},
+		},
+		{
+			name:     "external labels added unless present",
+			external: [][2]string{{"cluster", "edge-1"}, {"namespace", "from-external"}, {"zone", "a"}},
+			series: []series{
+				{labels: [][2]string{{"__name__", "m"}, {"namespace", "own"}}, value: -1},
+				{labels: [][2]string{{"__name__", "m"}}, value: math.Inf(1)},
+			},
+			ts: 1,
+			want: []wireSeries{
+				{
+					Labels:  lbls("__name__", "m", "cluster", "edge-1", "namespace", "own", "zone", "a"),
+					Samples: []wireSample{{Bits: math.Float64bits(-1), Timestamp: 1}},
+				},
+				{
+					Labels:  lbls("__name__", "m", "cluster", "edge-1", "namespace", "from-external", "zone", "a"),
+					Samples: []wireSample{{Bits: math.Float64bits(math.Inf(1)), Timestamp: 1}},
+				},
+			},
+		},
+		{
+			name: "stale marker keeps its bits",
+			series: []series{
+				{labels: [][2]string{{"__name__", "m"}, {"pod", "gone"}}, value: StaleNaN},
+				{labels: [][2]string{{"__name__", "m"}, {"pod", "nan"}}, value: math.NaN()},
+			},
+			ts: -5, // negative timestamps are valid int64s
+			want: []wireSeries{
+				{
+					Labels:  lbls("__name__", "m", "pod", "gone"),
+					Samples: []wireSample{{Bits: 0x7ff0000000000002, Timestamp: -5}},
+				},
+				{
+					Labels:  lbls("__name__", "m", "pod", "nan"),
+					Samples: []wireSample{{Bits: math.Float64bits(math.NaN()), Timestamp: -5}},
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b LabelsBuilder
+			var ext []Label
+			for _, l := range tt.external {
+				ext = append(ext, Label{Name: l[0], Value: l[1]})
+			}
+			b.SetExternal(ext)
+			var set SeriesSet
+			for _, s := range tt.series {
+				b.Reset()
+				for _, l := range s.labels {
+					b.Add(l[0], l[1])
+				}
+				b.AppendTo(&set, s.value)
+			}
+			require.Equal(t, len(tt.series), set.Len())
+
+			samples := make([]Sample, set.Len())
+			for i := range samples {
+				samples[i] = Sample{Labels: set.Labels(i), Value: set.Refs[i].Value, Timestamp: tt.ts}
+			}
+			raw := AppendWriteRequest(nil, samples)
+			wr := decodeRequest(t, Compress(nil, raw))
+			require.Empty(t, wr.Metadata)
+			require.Equal(t, tt.want, toWire(t, wr.Timeseries))
+
+			// The stored labels decode to the same pairs.
+			for i, w := range tt.want {
+				got, err := DecodeLabels(set.Labels(i))
+				require.NoError(t, err)
+				require.Len(t, got, len(w.Labels))
+				for j, l := range w.Labels {
+					require.Equal(t, Label{Name: l.Name, Value: l.Value}, got[j])
+				}
+			}
+		})
+	}
+}
+
+func TestAppendWriteRequestAppends(t *testing.T) {
+	var b LabelsBuilder
+	var set SeriesSet
+	b.Add(MetricName, "m")
+	b.AppendTo(&set, 1)
+	s := []Sample{{Labels: set.Labels(0), Value: 1, Timestamp: 1}}
+
+	prefix := AppendWriteRequest(nil, s)
+	both := AppendWriteRequest(append([]byte(nil), prefix...), s)
+	require.Equal(t, prefix, both[:len(prefix)], "existing bytes are kept")
+
+	var wr prompb.WriteRequest
+	require.NoError(t, wr.Unmarshal(both))
+	require.Len(t, wr.Timeseries, 2, "concatenated requests are one request with both series")
+
+	require.Empty(t, AppendWriteRequest(nil, nil))
+}
+
+func TestCompressReusesDst(t *testing.T) {
+	src := make([]byte, 4096)
+	for i := range src {
+		src[i] = byte(i % 7)
+	}
+	dst := make([]byte, 0, snappy.MaxEncodedLen(len(src)))
+	got := Compress(dst, src)
+	require.Same(t, &dst[:1][0], &got[:1][0], "dst's array is reused")
+	plain, err := snappy.Decode(nil, got)
+	require.NoError(t, err)
+	require.Equal(t, src, plain)
+
+	// A buffer that is too small is replaced.
+	got = Compress(make([]byte, 0, 1), src)
+	plain, err = snappy.Decode(nil, got)
+	require.NoError(t, err)
+	require.Equal(t, src, plain)
+}
+
+func TestLabelsHash(t *testing.T) {
+	hash := func(t *testing.T, ext []Label, kv ...string) uint64 {
+		t.Helper()
+		var b LabelsBuilder
+		b.SetExternal(ext)
+		var set SeriesSet
+		for i := 0; i < len(kv); i += 2 {
+			b.Add(kv[i], kv[i+1])
+		}
+		b.AppendTo(&set, 0)
+		return set.Refs[0].Hash
+	}
+
+	t.Run("order does not matter", func(t *testing.T) {
+		h1 := hash(t, nil, "__name__", "m", "a", "1", "b", "2", "c", "3")
+		h2 := hash(t, nil, "c", "3", "b", "2", "__name__", "m", "a", "1")
+		require.Equal(t, h1, h2)
+	})
+	t.Run("external labels count like own labels", func(t *testing.T) {
+		h1 := hash(t, []Label{{Name: "cluster", Value: "x"}}, "__name__", "m")
+		h2 := hash(t, nil, "cluster", "x", "__name__", "m")
+		require.Equal(t, h1, h2)
+	})
+	t.Run("empty values and duplicates do not count", func(t *testing.T) {
+		h1 := hash(t, nil, "__name__", "m", "a", "1")
+		h2 := hash(t, nil, "__name__", "m", "a", "1", "e", "", "a", "2")
+		require.Equal(t, h1, h2)
+	})
+	t.Run("names and values are separated", func(t *testing.T) {
+		require.NotEqual(t, hash(t, nil, "a", "bc"), hash(t, nil, "ab", "c"))
+		// The separator is 0xff, a byte valid UTF-8 (which label names and
+		// values must be) never holds.
+		require.NotEqual(t, hash(t, nil, "a", "b", "c", "d"), hash(t, nil, "a", "bc", "d", ""))
+	})
+	t.Run("values matter", func(t *testing.T) {
+		require.NotEqual(t, hash(t, nil, "a", "1"), hash(t, nil, "a", "2"))
+	})
+}
+
+func TestDecodeLabelsErrors(t *testing.T) {
+	var b LabelsBuilder
+	var set SeriesSet
+	b.Add(MetricName, "kube_pod_info")
+	b.Add("namespace", "default")
+	b.AppendTo(&set, 1)
+	full := set.Labels(0)
+
+	got, err := DecodeLabels(full)
+	require.NoError(t, err)
+	require.Equal(t, []Label{{Name: MetricName, Value: "kube_pod_info"}, {Name: "namespace", Value: "default"}}, got)
+
+	t.Run("every truncation fails", func(t *testing.T) {
+		// Cutting at a label boundary leaves valid (shorter) input; every
+		// other cut must be reported, never panic.
+		first := 2 + int(full[1])
+		for n := 1; n < len(full); n++ {
+			_, err := DecodeLabels(full[:n])
+			if n == first {
+				require.NoError(t, err, "cut at a label boundary")
+				continue
+			}
+			require.Error(t, err, "cut at %d of %d", n, len(full))
+		}
+	})
+	t.Run("unexpected tag", func(t *testing.T) {
+		_, err := DecodeLabels([]byte{0x12, 0x00})
+		require.ErrorContains(t, err, "unexpected tag")
+	})
+	t.Run("truncated varint", func(t *testing.T) {
+		_, err := DecodeLabels([]byte{tagTimeSeriesLabels, 0x80})
+		require.ErrorContains(t, err, "truncated")
+	})
+	t.Run("empty input", func(t *testing.T) {
+		got, err := DecodeLabels(nil)
+		require.NoError(t, err)
+		require.Empty(t, got)
+	})
+}
+
+// podSamples returns n samples whose labels look like a pod container
+// series (about 150 bytes of encoded labels each).
+func podSamples(tb testing.TB, n int) []Sample {
+	tb.Helper()
+	var b LabelsBuilder
+	var set SeriesSet
+	for i := 0; i < n; i++ {
+		b.Reset()
+		b.Add(MetricName, "kube_pod_container_status_running")
+		b.Add("namespace", "shop")
+		b.Add("pod", fmt.Sprintf("checkout-6f9c-%05x", i))
+		b.Add("container", "checkout")
+		b.Add("uid", fmt.Sprintf("3f2b8c1e-9a4d-4e7b-8c6a-%012x", i))
+		b.AppendTo(&set, float64(i%2))
+	}
+	out := make([]Sample, n)
+	for i := range out {
+		out[i] = Sample{Labels: set.Labels(i), Value: set.Refs[i].Value, Timestamp: 1700000000000}
+	}
+	return out
+}
+
+func TestPodSamplesSize(t *testing.T) {
+	s := podSamples(t, 1)
+	require.InDelta(t, 150, len(s[0].Labels), 20, "benchmark series are realistic")
+}
+
+func TestAppendWriteRequestAllocs(t *testing.T) {
+	samples := podSamples(t, 2000)
+	buf := make([]byte, 0, len(AppendWriteRequest(nil, samples)))
+	allocs := testing.AllocsPerRun(20, func() {
+		buf = AppendWriteRequest(buf[:0], samples)
+	})
+	require.Zero(t, allocs)
+
+	var b LabelsBuilder
+	var set SeriesSet
+	set.Buf = make([]byte, 0, 1024)
+	set.Refs = make([]Ref, 0, 16)
+	b.SetExternal([]Label{{Name: "cluster", Value: "edge-1"}})
+	allocs = testing.AllocsPerRun(20, func() {
+		set.Reset()
+		b.Reset()
+		b.Add(MetricName, "kube_pod_info")
+		b.Add("pod", "p")
+		b.Add("namespace", "ns")
+		b.AppendTo(&set, 1)
+	})
+	require.Zero(t, allocs, "rendering into a set with room does not allocate")
+}
+
+const benchSamples = 2000
+
+func reportPerSample(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sample")
+}
+
+func BenchmarkAppendWriteRequest(b *testing.B) {
+	samples := podSamples(b, benchSamples)
+	buf := AppendWriteRequest(nil, samples)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendWriteRequest(buf[:0], samples)
+	}
+	reportPerSample(b, len(samples))
+}
+
+func BenchmarkCompress(b *testing.B) {
+	samples := podSamples(b, benchSamples)
+	raw := AppendWriteRequest(nil, samples)
+	dst := Compress(nil, raw)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = Compress(dst, raw)
+	}
+	reportPerSample(b, len(samples))
+	b.ReportMetric(float64(len(raw))/float64(len(dst)), "ratio")
+}
+
+// BenchmarkSnappyFloor is snappy.Encode alone on the same bytes: the floor
+// BenchmarkCompress is measured against.
+func BenchmarkSnappyFloor(b *testing.B) {
+	samples := podSamples(b, benchSamples)
+	raw := AppendWriteRequest(nil, samples)
+	dst := make([]byte, snappy.MaxEncodedLen(len(raw)))
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = snappy.Encode(dst, raw)
+	}
+	reportPerSample(b, len(samples))
+}
+
+// BenchmarkEncodeBatch is the whole send-time path of one batch: encode and
+// compress into reused buffers.
+func BenchmarkEncodeBatch(b *testing.B) {
+	samples := podSamples(b, benchSamples)
+	raw := AppendWriteRequest(nil, samples)
+	dst := Compress(nil, raw)
+	b.ReportAllocs()
+	for b.Loop() {
+		raw = AppendWriteRequest(raw[:0], samples)
+		dst = Compress(dst, raw)
+	}
+	reportPerSample(b, len(samples))
+}

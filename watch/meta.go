@@ -1,0 +1,73 @@
+package watch
+
+import (
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Generators shared by the resource files: the families every resource
+// renders from object metadata, and common shapes (state sets, conditions).
+
+// emitCreated renders the creation time, when set.
+func emitCreated[T metav1.Object](o T, e *Emitter) {
+	if t := o.GetCreationTimestamp(); !t.IsZero() {
+		e.Emit(timestampSeconds(t))
+	}
+}
+
+// emitDeletionTimestamp renders the deletion time, when set.
+func emitDeletionTimestamp[T metav1.Object](o T, e *Emitter) {
+	if t := o.GetDeletionTimestamp(); t != nil && !t.IsZero() {
+		e.Emit(timestampSeconds(*t))
+	}
+}
+
+// emitResourceVersion renders the resource version as a number, when it is
+// one (the *_metadata_resource_version families).
+func emitResourceVersion[T metav1.Object](o T, e *Emitter) {
+	if v, ok := resourceVersionFloat(o.GetResourceVersion()); ok {
+		e.Emit(v)
+	}
+}
+
+// mapFamily renders a kube_<resource>_labels or _annotations family:
+// nothing without an allowlist, otherwise one series carrying the allowed
+// keys (only the identity labels when none of them is set).
+func mapFamily[T any](prefix string, get func(T) map[string]string, allow []string) func(T, *Emitter) {
+	return func(o T, e *Emitter) {
+		if len(allow) == 0 {
+			return
+		}
+		keys, values := allowedLabels(prefix, get(o), allow)
+		e.EmitKV(1, keys, values)
+	}
+}
+
+// objectLabels returns an object's labels; objectAnnotations its
+// annotations (for mapFamily).
+func objectLabels[T metav1.Object](o T) map[string]string      { return o.GetLabels() }
+func objectAnnotations[T metav1.Object](o T) map[string]string { return o.GetAnnotations() }
+
+// emitOneOf renders a state set: one series per state with the state in
+// label, 1 for current. An unset current renders nothing.
+func emitOneOf[S ~string](e *Emitter, label string, current S, states []S) {
+	if current == "" {
+		return
+	}
+	for _, s := range states {
+		e.Emit(boolFloat64(s == current), label, string(s))
+	}
+}
+
+// emitConditionState renders a condition status as a state set over
+// true/false/unknown in the given label; kv are the family's other labels.
+func emitConditionState(e *Emitter, label string, cs v1.ConditionStatus, kv ...string) {
+	n := len(kv)
+	kv = append(kv, label, "")
+	for _, s := range conditionStatuses {
+		kv[n+1] = strings.ToLower(string(s))
+		e.Emit(boolFloat64(cs == s), kv...)
+	}
+}
