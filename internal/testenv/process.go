@@ -90,6 +90,13 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// Err is how the process ended (nil for exit status 0); valid once it has
+// exited.
+func (p *Process) Err() error {
+	<-p.done
+	return p.err
+}
+
 // Stop sends SIGTERM, then SIGKILL after the timeout, and waits.
 func (p *Process) Stop(timeout time.Duration) {
 	if p == nil || p.Exited() {

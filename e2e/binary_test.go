@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// buildAgent builds the kube-state-push binary into a temporary folder.
+func buildAgent(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kube-state-push")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/kube-state-push").CombinedOutput()
+	require.NoError(t, err, "building the agent: %s", out)
+	return bin
+}
+
+// The binary: a bad config exits 1 naming the file, line and key; SIGTERM
+// stops watching, takes a final snapshot, flushes, and exits 0.
+func TestBinaryLifecycle(t *testing.T) {
+	needEnv(t)
+	bin := buildAgent(t)
+	dir := t.TempDir()
+
+	t.Run("bad config", func(t *testing.T) {
+		path := filepath.Join(dir, "bad.yaml")
+		require.NoError(t, os.WriteFile(path, []byte("remote_write:\n  - url: http://127.0.0.1:1/api/v1/write\n    queue_config:\n      max_shards: 0\n"), 0o600))
+		out, err := exec.Command(bin, "--config.file="+path).CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		require.Equal(t, 1, ee.ExitCode())
+		require.Contains(t, string(out), "bad.yaml:4: remote_write[0].queue_config.max_shards: must be at least 1, not 0")
+	})
+
+	t.Run("SIGTERM flushes and exits 0", func(t *testing.T) {
+		client, err := env.cp.Client()
+		require.NoError(t, err)
+		sc, err := testenv.CreateSampleCluster(t.Context(), client, "binary", "binary")
+		require.NoError(t, err)
+		defer cleanupNodes(t, client, sc.Nodes)
+		port, err := testenv.FreePort()
+		require.NoError(t, err)
+		path := filepath.Join(dir, "config.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`kubeconfig: %s
+resources: [nodes]
+snapshot_interval: 1h
+listen_address: 127.0.0.1:%d
+external_labels: {run: binary-test}
+remote_write:
+  - url: %s
+`, env.cp.Kubeconfig, port, env.prom.WriteURL())), 0o600))
+		p, err := testenv.Start(dir, "agent", bin, "--config.file="+path, "--log.level=debug")
+		require.NoError(t, err)
+		defer p.Kill()
+		eventually(t, 30*time.Second, "/readyz", func() error {
+			return httpStatus(fmt.Sprintf("http://127.0.0.1:%d/readyz", port), 200)
+		})
+		// With a 1h interval, only the final snapshot at SIGTERM can push.
+		p.Stop(30 * time.Second)
+		require.True(t, p.Exited())
+		require.NoError(t, p.Err(), "exit status 0 after SIGTERM")
+		log := p.Tail()
+		require.Contains(t, log, "final snapshot queued")
+		require.Contains(t, log, "msg=stopped")
+		require.Contains(t, log, "component=client-go", "klog output goes through the same handler")
+		res, err := env.prom.Query(t.Context(), `count(kube_node_info{run="binary-test"})`)
+		require.NoError(t, err)
+		require.Len(t, res, 1, "the final snapshot reached Prometheus; log:\n%s", log)
+		require.Equal(t, float64(len(sc.Nodes)), res[0].Value)
+		require.True(t, strings.Contains(log, "level=DEBUG"), "--log.level=debug applies")
+	})
+}
