@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -33,16 +34,21 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// NewClient returns a clientset that speaks protobuf to the API server,
-// which costs far less to decode than JSON.
-func NewClient(cfg *rest.Config, userAgent string) (kubernetes.Interface, error) {
+// NewClients returns the clients: a clientset that speaks protobuf to the
+// API server, which costs far less to decode than JSON, and a metadata-only
+// client.
+func NewClients(cfg *rest.Config, userAgent string) (Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = userAgent
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, fmt.Errorf("creating Kubernetes metadata client: %w", err)
+	}
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating Kubernetes client: %w", err)
+		return Clients{}, fmt.Errorf("creating Kubernetes client: %w", err)
 	}
-	return c, nil
+	return Clients{Kube: c, Metadata: mc}, nil
 }

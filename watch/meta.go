@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -29,6 +30,21 @@ func emitDeletionTimestamp[T metav1.Object](o T, e *Emitter) {
 func emitResourceVersion[T metav1.Object](o T, e *Emitter) {
 	if v, ok := resourceVersionFloat(o.GetResourceVersion()); ok {
 		e.Emit(v)
+	}
+}
+
+// emitOwners renders the *_owner families: one series per owner reference
+// (owner_kind, owner_name, owner_is_controller), or one series with no
+// owner labels for an object without owners, as kube-state-metrics does.
+func emitOwners[T metav1.Object](o T, e *Emitter) {
+	refs := o.GetOwnerReferences()
+	if len(refs) == 0 {
+		e.Emit(1)
+		return
+	}
+	for _, r := range refs {
+		controller := r.Controller != nil && *r.Controller
+		e.Emit(1, "owner_kind", r.Kind, "owner_name", r.Name, "owner_is_controller", strconv.FormatBool(controller))
 	}
 }
 

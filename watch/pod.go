@@ -12,17 +12,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 )
 
 // podResource describes pods: kube-state-metrics' internal/store/pod.go.
 func podResource() *Resource {
 	return newResource("pods", true, &v1.Pod{},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.CoreV1().Pods(ns).List(ctx, o)
+		func(ctx context.Context, c Clients, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.Kube.CoreV1().Pods(ns).List(ctx, o)
 		},
-		func(ctx context.Context, c kubernetes.Interface, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return c.CoreV1().Pods(ns).Watch(ctx, o)
+		func(ctx context.Context, c Clients, ns string, o metav1.ListOptions) (watch.Interface, error) {
+			return c.Kube.CoreV1().Pods(ns).Watch(ctx, o)
 		},
 		func(p *v1.Pod, e *Emitter) {
 			e.Identity("namespace", p.Namespace, "pod", p.Name, "uid", string(p.UID))
@@ -81,7 +80,7 @@ func podStatusFamilies(o FamilyOptions) []Family[*v1.Pod] {
 		},
 		{
 			Name: "kube_pod_owner", Help: "Information about the Pod's owner.",
-			Type: Gauge, Stability: Stable, Generate: podOwners,
+			Type: Gauge, Stability: Stable, Generate: emitOwners[*v1.Pod],
 		},
 		{
 			Name: "kube_pod_resourceclaim_info", Help: "Information about a DRA ResourceClaim referenced by a pod, one series per pod.spec.resourceClaims entry; claim_name is the pod-local reference and resourceclaim_name is the resolved ResourceClaim object name.",
@@ -250,20 +249,6 @@ func podOverhead(name v1.ResourceName, value func(*resource.Quantity) float64) f
 		if q, ok := p.Spec.Overhead[name]; ok {
 			e.Emit(value(&q))
 		}
-	}
-}
-
-// podOwners renders one series per owner reference. A pod without owners
-// still gets one series: kube-state-metrics gives it empty owner labels,
-// which leaves only the identity labels.
-func podOwners(p *v1.Pod, e *Emitter) {
-	if len(p.OwnerReferences) == 0 {
-		e.Emit(1)
-		return
-	}
-	for _, o := range p.OwnerReferences {
-		controller := o.Controller != nil && *o.Controller
-		e.Emit(1, "owner_kind", o.Kind, "owner_name", o.Name, "owner_is_controller", strconv.FormatBool(controller))
 	}
 }
 

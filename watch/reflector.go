@@ -6,19 +6,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
 
 // NewReflector returns a reflector that lists and watches the resource (in
-// one namespace, or all for "") and writes every event to store. It keeps no
-// cache of its own: store receives each object and decides what to keep.
-func (r *Resource) NewReflector(c kubernetes.Interface, namespace string, store cache.ReflectorStore) *cache.Reflector {
+// one namespace, or all for "", restricted by a field selector if not
+// empty) and writes every event to store. It keeps no cache of its own:
+// store receives each object and decides what to keep.
+func (r *Resource) NewReflector(c Clients, namespace, fieldSelector string, store cache.ReflectorStore) *cache.Reflector {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = fieldSelector
 			return r.list(ctx, c, namespace, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = fieldSelector
 			return r.watch(ctx, c, namespace, o)
 		},
 	}

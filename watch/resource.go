@@ -10,15 +10,26 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 
 	"github.com/kube-state-push/kube-state-push/encode"
 )
 
+// Clients are the API clients a resource may list and watch with.
+type Clients struct {
+	// Kube is the typed clientset.
+	Kube kubernetes.Interface
+	// Metadata lists and watches objects as metav1.PartialObjectMetadata
+	// only, for resources whose families read nothing but metadata: their
+	// specs and data (a Secret's values) never reach the agent.
+	Metadata metadata.Interface
+}
+
 // ListFunc lists one resource in a namespace ("" for all).
-type ListFunc func(ctx context.Context, c kubernetes.Interface, namespace string, opts metav1.ListOptions) (runtime.Object, error)
+type ListFunc func(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions) (runtime.Object, error)
 
 // WatchFunc watches one resource in a namespace ("" for all).
-type WatchFunc func(ctx context.Context, c kubernetes.Interface, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+type WatchFunc func(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 
 // Resource is one kind of Kubernetes object the agent can watch, with the
 // metric families rendered from it.
