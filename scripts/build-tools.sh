@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
-# Prometheus) from the Go module proxy, through the tools modules under
+# Prometheus, kube-state-metrics) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
 # its go.mod and go.sum (and the Go version), so a second run only links
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|prometheus ...]   (default: all)
+#   scripts/build-tools.sh [kube|prometheus|ksm ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -38,8 +38,13 @@ build_prometheus() {
 	go build -trimpath -tags remove_all_sd -ldflags "-s -w" -o "$out/prometheus" github.com/prometheus/prometheus/cmd/prometheus
 }
 
+build_ksm() {
+	local out=$1
+	go build -trimpath -ldflags "-s -w" -o "$out/kube-state-metrics" k8s.io/kube-state-metrics/v2
+}
+
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus)
+[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"
