@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue"
@@ -24,12 +23,19 @@ import (
 // Version is the agent's version, set at build time.
 var Version = "dev"
 
+// watchSpec is one reflector: a resource in a scope, and its store.
+type watchSpec struct {
+	resource *watch.Resource
+	scope    watch.Scope
+	store    *seriesMap
+}
+
 // Options are what an Agent needs beyond its Config.
 type Options struct {
 	// Logger receives every log line.
 	Logger *slog.Logger
-	// Client reaches the API server; nil builds one from the config.
-	Client kubernetes.Interface
+	// Clients reach the API server; nil builds them from the config.
+	Clients *watch.Clients
 	// Registry collects the self-metrics; nil makes a new one.
 	Registry *prometheus.Registry
 }
@@ -40,13 +46,14 @@ type Agent struct {
 	cfg *Config
 	// log receives the agent's logs.
 	log *slog.Logger
-	// client reaches the API server.
-	client kubernetes.Interface
+	// clients reach the API server.
+	clients watch.Clients
 	// reg holds every self-metric.
 	reg *prometheus.Registry
-	// resources are the watched resources, with their series maps.
-	resources []*watch.Resource
-	maps      []*seriesMap
+	// watches are the reflectors to run, one per resource and scope, each
+	// with its series map.
+	watches []watchSpec
+	maps    []*seriesMap
 	// endpoints send the samples.
 	endpoints []*queue.Endpoint
 	// snap takes the snapshots.
@@ -66,13 +73,15 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		o.Registry = prometheus.NewRegistry()
 		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	a := &Agent{cfg: cfg, log: o.Logger, client: o.Client, reg: o.Registry}
-	if a.client == nil {
+	a := &Agent{cfg: cfg, log: o.Logger, reg: o.Registry}
+	if o.Clients != nil {
+		a.clients = *o.Clients
+	} else {
 		rc, err := watch.RESTConfig(cfg.Watch.Kubeconfig)
 		if err != nil {
 			return nil, err
 		}
-		if a.client, err = watch.NewClient(rc, "kube-state-push/"+Version); err != nil {
+		if a.clients, err = watch.NewClients(rc, "kube-state-push/"+Version); err != nil {
 			return nil, err
 		}
 	}
@@ -83,9 +92,18 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown resource %q", name)
 		}
-		rr := r.NewRenderer(watch.RenderOptions{ExternalLabels: ext})
-		a.resources = append(a.resources, r)
-		a.maps = append(a.maps, newSeriesMap(name, rr, a.log, m.forResource(name)))
+		rm := m.forResource(name)
+		for _, sc := range cfg.Watch.Scopes(r) {
+			// A renderer per reflector: renderers keep scratch space.
+			rr := r.NewRenderer(watch.RenderOptions{
+				Families:       cfg.Watch.FamilyOptions(name),
+				Select:         cfg.Watch.Selected,
+				ExternalLabels: ext,
+			})
+			sm := newSeriesMap(name, rr, a.log.With("scope", sc.String()), rm)
+			a.watches = append(a.watches, watchSpec{resource: r, scope: sc, store: sm})
+			a.maps = append(a.maps, sm)
+		}
 	}
 	qm := queue.NewMetrics(a.reg)
 	a.snap = &snapshotter{maps: a.maps, metrics: m}
@@ -145,8 +163,8 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	var reflectors sync.WaitGroup
-	for i, r := range a.resources {
-		rf := r.NewReflector(a.client, "", a.maps[i])
+	for _, w := range a.watches {
+		rf := w.resource.NewReflector(a.clients, w.scope.Namespace, w.scope.FieldSelector, w.store)
 		reflectors.Add(1)
 		go func() {
 			defer reflectors.Done()

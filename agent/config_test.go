@@ -173,6 +173,10 @@ var badConfigs = map[string]string{
 	"wrong_type":             "wrong_type.bad.yaml:3: snapshot_interval: cannot unmarshal !!str `abc` into time.Duration",
 	"syntax":                 `syntax.bad.yaml:3: did not find expected key`,
 	"syntax_tab":             `syntax_tab.bad.yaml:4: found character that cannot start any token`,
+	"bad_regex":              "bad_regex.bad.yaml:4: metric_allowlist[1]: invalid regular expression \"kube_pod_(status\": error parsing regexp: missing closing ): `kube_pod_(status`",
+	"both_lists":             `both_lists.bad.yaml:3: metric_denylist: metric_allowlist and metric_denylist are mutually exclusive: set only one`,
+	"allowlist_resource":     `allowlist_resource.bad.yaml:4: metric_labels_allowlist.widgets: unknown resource "widgets"`,
+	"allowlist_wildcards":    `allowlist_wildcards.bad.yaml:3: metric_labels_allowlist.pods[1]: "team-*-x*" has more than one wildcard`,
 }
 
 func TestBadConfigs(t *testing.T) {

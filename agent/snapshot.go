@@ -31,6 +31,15 @@ type snapshotter struct {
 	sets  []*encode.SeriesSet
 	stale []staleSeries
 	items []queue.Item
+	// perResource adds up the maps of a resource (one per scope), reused
+	// between ticks.
+	perResource map[*resourceMetrics]*resourceTotals
+}
+
+// resourceTotals are a resource's series and sync state over its scopes.
+type resourceTotals struct {
+	series   int
+	unsynced bool
 }
 
 // staleSeries is a series that ended: its label hash and encoded labels.
@@ -45,13 +54,22 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 	start := time.Now()
 	ms := ts.UnixMilli()
 	total := 0
+	if s.perResource == nil {
+		s.perResource = make(map[*resourceMetrics]*resourceTotals)
+	}
+	for _, t := range s.perResource {
+		*t = resourceTotals{}
+	}
 	for _, m := range s.maps {
 		var count int
 		s.sets, s.stale, count = m.snapshot(s.sets[:0], s.stale[:0])
-		m.metrics.series.Set(float64(count))
-		if m.synced.Load() {
-			m.metrics.synced.Set(1)
+		t := s.perResource[m.metrics]
+		if t == nil {
+			t = &resourceTotals{}
+			s.perResource[m.metrics] = t
 		}
+		t.series += count
+		t.unsynced = t.unsynced || !m.synced.Load()
 		for _, set := range s.sets {
 			for i := range set.Refs {
 				r := &set.Refs[i]
@@ -73,6 +91,10 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 		clear(s.stale)
 	}
 	s.flush(ctx)
+	for rm, t := range s.perResource {
+		rm.series.Set(float64(t.series))
+		rm.synced.Set(boolGauge(!t.unsynced))
+	}
 	s.metrics.snapshots.Inc()
 	s.metrics.samples.Set(float64(total))
 	s.metrics.lastSnapshot.Set(float64(ts.UnixNano()) / 1e9)
@@ -96,4 +118,11 @@ func (s *snapshotter) flush(ctx context.Context) {
 	}
 	clear(s.items)
 	s.items = s.items[:0]
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

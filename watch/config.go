@@ -2,13 +2,17 @@ package watch
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 )
 
-// Config chooses the cluster and what of it is watched.
+// Config chooses the cluster, what of it is watched, and which families are
+// rendered. The keys are kube-state-metrics' flags in snake_case.
 type Config struct {
 	// Kubeconfig is the path of a kubeconfig file. Empty: the in-cluster
 	// service account, then $KUBECONFIG, then ~/.kube/config.
@@ -16,10 +20,32 @@ type Config struct {
 	// Resources lists the resources to watch, by kube-state-metrics'
 	// names ("pods", "nodes", ...). Empty: DefaultResources.
 	Resources []string `yaml:"resources,omitempty"`
+	// Namespaces limits namespaced resources to these namespaces (one
+	// watch each). Empty: all namespaces.
+	Namespaces []string `yaml:"namespaces,omitempty"`
+	// NamespacesDenylist leaves these namespaces out.
+	NamespacesDenylist []string `yaml:"namespaces_denylist,omitempty"`
+	// MetricAllowlist renders only families whose name matches one of these
+	// regular expressions (unanchored, as in kube-state-metrics).
+	MetricAllowlist []string `yaml:"metric_allowlist,omitempty"`
+	// MetricDenylist renders every family except those matching one of
+	// these. Mutually exclusive with MetricAllowlist.
+	MetricDenylist []string `yaml:"metric_denylist,omitempty"`
+	// MetricOptInList turns on opt-in families whose name matches one of
+	// these (kube_pod_nodeselectors, kube_persistentvolume_csi_attributes).
+	MetricOptInList []string `yaml:"metric_opt_in_list,omitempty"`
+	// MetricLabelsAllowlist maps a resource ("*" for all) to the Kubernetes
+	// label keys its kube_<resource>_labels family exports ("*" for all).
+	MetricLabelsAllowlist map[string][]string `yaml:"metric_labels_allowlist,omitempty"`
+	// MetricAnnotationsAllowlist is the same for annotations.
+	MetricAnnotationsAllowlist map[string][]string `yaml:"metric_annotations_allowlist,omitempty"`
+
+	// allow, deny and optIn are the compiled lists, set by Validate.
+	allow, deny, optIn []*regexp.Regexp
 }
 
-// Validate checks the resource names and fills in the defaults. Keys in
-// errors are relative to where Config is inlined.
+// Validate checks the settings, compiles the metric lists and fills in the
+// defaults. Keys in errors are relative to where Config is inlined.
 func (c *Config) Validate() error {
 	if len(c.Resources) == 0 {
 		c.Resources = slices.Clone(DefaultResources)
@@ -37,5 +63,143 @@ func (c *Config) Validate() error {
 		}
 		seen[r] = true
 	}
+	for i, ns := range c.Namespaces {
+		if ns == "" {
+			errs = append(errs, confkey.Errorf(confkey.Index("namespaces", i), "is empty"))
+		}
+	}
+	for i, ns := range c.NamespacesDenylist {
+		if ns == "" {
+			errs = append(errs, confkey.Errorf(confkey.Index("namespaces_denylist", i), "is empty"))
+		}
+	}
+	if len(c.MetricAllowlist) > 0 && len(c.MetricDenylist) > 0 {
+		errs = append(errs, confkey.Errorf("metric_denylist", "metric_allowlist and metric_denylist are mutually exclusive: set only one"))
+	}
+	var err error
+	if c.allow, err = compileAll("metric_allowlist", c.MetricAllowlist); err != nil {
+		errs = append(errs, err)
+	}
+	if c.deny, err = compileAll("metric_denylist", c.MetricDenylist); err != nil {
+		errs = append(errs, err)
+	}
+	if c.optIn, err = compileAll("metric_opt_in_list", c.MetricOptInList); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, validateAllowlist("metric_labels_allowlist", c.MetricLabelsAllowlist))
+	errs = append(errs, validateAllowlist("metric_annotations_allowlist", c.MetricAnnotationsAllowlist))
 	return errors.Join(errs...)
+}
+
+func compileAll(key string, patterns []string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	var errs []error
+	for i, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			errs = append(errs, confkey.Errorf(confkey.Index(key, i), "invalid regular expression %q: %v", p, err))
+			continue
+		}
+		out = append(out, re)
+	}
+	return out, errors.Join(errs...)
+}
+
+func validateAllowlist(key string, m map[string][]string) error {
+	var errs []error
+	names := make([]string, 0, len(m))
+	for r := range m {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	for _, r := range names {
+		k := key + "." + r
+		if _, ok := Lookup(r); !ok && r != wildcard {
+			errs = append(errs, confkey.Errorf(k, "unknown resource %q", r))
+			continue
+		}
+		for i, l := range m[r] {
+			if strings.Count(l, wildcard) > maxPartialWildcards && l != wildcard {
+				errs = append(errs, confkey.Errorf(confkey.Index(k, i), "%q has more than one wildcard", l))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Selected reports whether a family is rendered: opt-in families only when
+// the opt-in list names them, then the allowlist or denylist.
+func (c *Config) Selected(f FamilyInfo) bool {
+	if f.OptIn && !matchAny(c.optIn, f.Name) {
+		return false
+	}
+	if len(c.allow) > 0 {
+		return matchAny(c.allow, f.Name)
+	}
+	return !matchAny(c.deny, f.Name)
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// FamilyOptions returns the options of one resource's families: its label
+// and annotation allowlists ("*" as a resource applies to every resource
+// and takes precedence, as in kube-state-metrics).
+func (c *Config) FamilyOptions(resource string) FamilyOptions {
+	pick := func(m map[string][]string) []string {
+		if l, ok := m[wildcard]; ok {
+			return l
+		}
+		return m[resource]
+	}
+	return FamilyOptions{
+		LabelsAllowlist:      pick(c.MetricLabelsAllowlist),
+		AnnotationsAllowlist: pick(c.MetricAnnotationsAllowlist),
+	}
+}
+
+// Scope is one watch of a resource: a namespace ("" for all) and a field
+// selector.
+type Scope struct {
+	// Namespace is watched alone, or all namespaces when empty.
+	Namespace string
+	// FieldSelector restricts the watch, e.g. to leave namespaces out.
+	FieldSelector string
+}
+
+// String names the scope for logs and metrics.
+func (s Scope) String() string {
+	if s.Namespace == "" {
+		return "all"
+	}
+	return s.Namespace
+}
+
+// Scopes returns the watches a resource needs: one for a cluster-scoped
+// resource; for a namespaced one, one per allowed namespace, or one over all
+// namespaces with the denylist as a field selector.
+func (c *Config) Scopes(r *Resource) []Scope {
+	if !r.Namespaced {
+		return []Scope{{}}
+	}
+	if len(c.Namespaces) == 0 {
+		var sel []string
+		for _, ns := range c.NamespacesDenylist {
+			sel = append(sel, fmt.Sprintf("metadata.namespace!=%s", ns))
+		}
+		return []Scope{{FieldSelector: strings.Join(sel, ",")}}
+	}
+	var out []Scope
+	for _, ns := range c.Namespaces {
+		if !slices.Contains(c.NamespacesDenylist, ns) {
+			out = append(out, Scope{Namespace: ns})
+		}
+	}
+	return out
 }

@@ -7,13 +7,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func TestConfigMapFamilies(t *testing.T) {
-	cm := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+func configMapForTest() *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: "settings", Namespace: "prod", UID: "u1", ResourceVersion: "123",
 		CreationTimestamp: metav1.NewTime(time.Unix(1500000000, 0)),
 		Labels:            map[string]string{"app": "web", "team.io/owner": "sre"},
 		Annotations:       map[string]string{"note": "x"},
 	}}
+}
+
+func TestConfigMapFamilies(t *testing.T) {
+	cm := configMapForTest()
 	cases := []struct {
 		name string
 		opts FamilyOptions
