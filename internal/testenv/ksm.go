@@ -42,7 +42,8 @@ func StartKubeStateMetrics(ctx context.Context, dir, kubeconfig string, flags ..
 	if k.Proc, err = Start(dir, "kube-state-metrics", bin, args...); err != nil {
 		return nil, err
 	}
-	if err := k.Proc.waitReady(ctx, httpOK(http.DefaultClient, k.URL+"/readyz", nil)); err != nil {
+	// /readyz is served on the telemetry port; the metrics port has /healthz.
+	if err := k.Proc.waitReady(ctx, httpOK(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(tport)+"/readyz", nil)); err != nil {
 		k.Proc.Kill()
 		return nil, err
 	}

@@ -1,0 +1,46 @@
+package testenv_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// TestFixturesAdmission checks that a real kube-apiserver accepts the
+// admission fixtures, twice in one server (as two runs sharing it would).
+// Without the binaries it is skipped, except in CI (CI=true).
+func TestFixturesAdmission(t *testing.T) {
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := testenv.Binary(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("missing binaries in CI: %v", err)
+			}
+			t.Skip(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := testenv.StartControlPlane(ctx, t.TempDir())
+	require.NoError(t, err)
+	defer cp.Stop()
+	c, err := cp.Client()
+	require.NoError(t, err)
+	for _, ns := range []string{"admission-a", "admission-b"} {
+		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, testenv.FixturesAdmission(ctx, c, ns))
+	}
+	maps, err := c.AdmissionregistrationV1().MutatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("mutating admission policies are not served: %v", err)
+		return
+	}
+	require.Len(t, maps.Items, 4)
+}

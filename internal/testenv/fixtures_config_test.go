@@ -1,0 +1,59 @@
+package testenv_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// TestFixturesConfig checks that a real kube-apiserver accepts the
+// configuration and access-control fixtures, twice in one server (as two
+// runs sharing it would), and that the quotas and limit ranges they add do
+// not get in the way of pods. Without the binaries it is skipped, except in
+// CI (CI=true).
+func TestFixturesConfig(t *testing.T) {
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := testenv.Binary(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("missing binaries in CI: %v", err)
+			}
+			t.Skip(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := testenv.StartControlPlane(ctx, t.TempDir())
+	require.NoError(t, err)
+	defer cp.Stop()
+	c, err := cp.Client()
+	require.NoError(t, err)
+	for _, ns := range []string{"config-a", "config-b"} {
+		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, testenv.FixturesConfig(ctx, c, ns))
+	}
+
+	sa, err := c.CoreV1().ServiceAccounts("config-a").Get(ctx, "sa-deleting", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, sa.DeletionTimestamp)
+	q, err := c.CoreV1().ResourceQuotas("config-a").Get(ctx, "compute", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Len(t, q.Status.Used, 4)
+
+	// A pod without resources is neither rejected nor given defaults.
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "config-a"},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "nginx:1.27"}}},
+	}
+	created, err := c.CoreV1().Pods("config-a").Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Empty(t, created.Spec.Containers[0].Resources.Requests)
+	require.Empty(t, created.Spec.Containers[0].Resources.Limits)
+}

@@ -1,0 +1,111 @@
+package testenv_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// TestFixturesNetwork checks that a real kube-apiserver accepts the network
+// fixtures, twice in one server (as two runs sharing it would), and that the
+// objects it stores give a series in every family of the network resources.
+// Without the binaries it is skipped, except in CI (CI=true).
+func TestFixturesNetwork(t *testing.T) {
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := testenv.Binary(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("missing binaries in CI: %v", err)
+			}
+			t.Skip(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := testenv.StartControlPlane(ctx, t.TempDir())
+	require.NoError(t, err)
+	defer cp.Stop()
+	c, err := cp.Client()
+	require.NoError(t, err)
+	for _, ns := range []string{"network-a", "network-b"} {
+		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, testenv.FixturesNetwork(ctx, c, ns))
+	}
+
+	const ns = "network-a"
+	terminating, err := c.CoreV1().Namespaces().Get(ctx, ns+"-terminating", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, v1.NamespaceTerminating, terminating.Status.Phase)
+
+	opts := watch.FamilyOptions{LabelsAllowlist: []string{"*"}, AnnotationsAllowlist: []string{"*"}}
+	for name, want := range networkFixtureCounts {
+		t.Run(name, func(t *testing.T) {
+			r, ok := watch.Lookup(name)
+			require.True(t, ok)
+			items := listNetworkFixtures(ctx, t, c, name, ns)
+			require.Len(t, items, want)
+			seen := renderedFamilies(t, r, opts, items)
+			for _, f := range r.Families(opts) {
+				require.True(t, seen[f.Name], "no fixture renders %s", f.Name)
+			}
+		})
+	}
+}
+
+// networkFixtureCounts is how many objects of each resource the fixtures
+// create for one namespace (namespaces: the caller's, -extra, -terminating).
+var networkFixtureCounts = map[string]int{
+	"services": 6, "endpoints": 2, "endpointslices": 3, "ingresses": 3,
+	"ingressclasses": 2, "networkpolicies": 2, "namespaces": 3,
+}
+
+// listNetworkFixtures lists the objects of one resource that the fixtures
+// made for ns: those in ns, or the cluster-scoped ones named after it.
+func listNetworkFixtures(ctx context.Context, t *testing.T, c kubernetes.Interface, resource, ns string) []runtime.Object {
+	t.Helper()
+	o := metav1.ListOptions{}
+	var l runtime.Object
+	var err error
+	switch resource {
+	case "services":
+		l, err = c.CoreV1().Services(ns).List(ctx, o)
+	case "endpoints":
+		l, err = c.CoreV1().Endpoints(ns).List(ctx, o)
+	case "endpointslices":
+		l, err = c.DiscoveryV1().EndpointSlices(ns).List(ctx, o)
+	case "ingresses":
+		l, err = c.NetworkingV1().Ingresses(ns).List(ctx, o)
+	case "networkpolicies":
+		l, err = c.NetworkingV1().NetworkPolicies(ns).List(ctx, o)
+	case "ingressclasses":
+		l, err = c.NetworkingV1().IngressClasses().List(ctx, o)
+	case "namespaces":
+		l, err = c.CoreV1().Namespaces().List(ctx, o)
+	default:
+		t.Fatalf("unknown resource %s", resource)
+	}
+	require.NoError(t, err)
+	items, err := meta.ExtractList(l)
+	require.NoError(t, err)
+	var mine []runtime.Object
+	for _, it := range items {
+		m, err := meta.Accessor(it)
+		require.NoError(t, err)
+		if m.GetNamespace() == ns || m.GetName() == ns || strings.HasPrefix(m.GetName(), ns+"-") {
+			mine = append(mine, it)
+		}
+	}
+	return mine
+}
