@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// intentionalDifferences are the series kube-state-metrics and the agent
+// are allowed to disagree on, each with its reason. The test fails if one of
+// them no longer differs, so the list cannot rot.
+var intentionalDifferences = map[string]string{}
+
+// The agent's series equal kube-state-metrics' own, on the same API server,
+// for every resource with every allowlist turned on.
+func TestCompatibilityWithKubeStateMetrics(t *testing.T) {
+	needEnv(t)
+	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	ns := "compat"
+	sc, err := testenv.CreateSampleCluster(ctx, client, ns, "compat")
+	require.NoError(t, err)
+	defer cleanupNodes(t, client, sc.Nodes)
+	for name, f := range map[string]func(context.Context, kubernetes.Interface, string) error{
+		"workloads": testenv.FixturesWorkloads,
+		"batch":     testenv.FixturesBatch,
+		"storage":   testenv.FixturesStorage,
+		"network":   testenv.FixturesNetwork,
+		"config":    testenv.FixturesConfig,
+		"admission": testenv.FixturesAdmission,
+		"secrets":   testenv.FixturesSecrets,
+		"pods":      testenv.FixturesPods,
+	} {
+		require.NoError(t, f(ctx, client, ns), "fixtures %s", name)
+	}
+
+	resources := watch.Names()
+	optIn := []string{"kube_pod_nodeselectors", "kube_persistentvolume_csi_attributes"}
+	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig,
+		"--resources="+strings.Join(resources, ","),
+		"--namespaces="+ns,
+		"--metric-labels-allowlist=*=[*]",
+		"--metric-annotations-allowlist=*=[*]",
+		"--metric-opt-in-list="+strings.Join(optIn, ","),
+	)
+	require.NoError(t, err)
+	defer ksm.Stop()
+
+	capture := testenv.NewCapture()
+	defer capture.Close()
+	cfgText := fmt.Sprintf(`kubeconfig: %s
+resources: [%s]
+namespaces: [%s]
+metric_labels_allowlist: {"*": ["*"]}
+metric_annotations_allowlist: {"*": ["*"]}
+metric_opt_in_list: [%s]
+snapshot_interval: 1s
+listen_address: ""
+remote_write:
+  - url: %s
+    queue_config: {batch_send_deadline: 100ms}
+`, env.cp.Kubeconfig, strings.Join(resources, ", "), ns, strings.Join(optIn, ", "), capture.URL())
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
+	cfg, err := agent.LoadFile(path)
+	require.NoError(t, err)
+	a, err := agent.New(cfg, agent.Options{})
+	require.NoError(t, err)
+	actx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(actx) }()
+	defer func() { stop(); <-done }()
+
+	// Both have listed everything once ready; then take KSM's scrape and
+	// the agent's next complete snapshot.
+	eventually(t, time.Minute, "agent ready", func() error {
+		if !a.Ready() {
+			return fmt.Errorf("not ready")
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second)
+	text, err := ksm.Scrape(ctx)
+	require.NoError(t, err)
+	want, err := testenv.ParseExposition(text)
+	require.NoError(t, err)
+	var got map[string]float64
+	eventually(t, 30*time.Second, "a complete snapshot", func() error {
+		ts := capture.Timestamps()
+		if len(ts) < 3 {
+			return fmt.Errorf("%d snapshots so far", len(ts))
+		}
+		// The last but one: the last may still be arriving.
+		got = capture.Series(ts[len(ts)-2])
+		for k, v := range got {
+			if encode.IsStaleNaN(v) {
+				delete(got, k)
+			}
+		}
+		return nil
+	})
+
+	missing, extra, differ := diffSeries(want, got)
+	var unexpected []string
+	seen := map[string]bool{}
+	report := func(kind string, keys []string, detail func(string) string) {
+		for _, k := range keys {
+			if _, ok := intentionalDifferences[k]; ok {
+				seen[k] = true
+				continue
+			}
+			unexpected = append(unexpected, kind+" "+k+detail(k))
+		}
+	}
+	report("only in kube-state-metrics:", missing, func(k string) string { return fmt.Sprintf(" %g", want[k]) })
+	report("only in kube-state-push:", extra, func(k string) string { return fmt.Sprintf(" %g", got[k]) })
+	report("values differ:", differ, func(k string) string { return fmt.Sprintf(" ksm=%g ours=%g", want[k], got[k]) })
+	for k, why := range intentionalDifferences {
+		require.True(t, seen[k], "intentional difference %s (%s) no longer differs: remove it from the list", k, why)
+	}
+	t.Logf("compared %d series from kube-state-metrics with %d from the agent: %d unexplained differences",
+		len(want), len(got), len(unexpected))
+	if len(unexpected) > 0 {
+		if len(unexpected) > 200 {
+			unexpected = append(unexpected[:200], fmt.Sprintf("... and %d more", len(unexpected)-200))
+		}
+		t.Fatalf("series differ from kube-state-metrics:\n%s", strings.Join(unexpected, "\n"))
+	}
+	requireFamilyCoverage(t, want)
+}
+
+// diffSeries compares two series maps.
+func diffSeries(want, got map[string]float64) (missing, extra, differ []string) {
+	for k, v := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			missing = append(missing, k)
+		case !(v == g || math.IsNaN(v) && math.IsNaN(g)):
+			differ = append(differ, k)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	sort.Strings(differ)
+	return missing, extra, differ
+}
+
+// requireFamilyCoverage checks that the fixtures exercise every family, so
+// that "no differences" covers all of them.
+func requireFamilyCoverage(t *testing.T, series map[string]float64) {
+	t.Helper()
+	covered := map[string]int{}
+	for k := range series {
+		covered[k[:strings.IndexByte(k, '{')]]++
+	}
+	var none []string
+	total := 0
+	for _, r := range watch.All() {
+		for _, f := range r.Families(watch.FamilyOptions{}) {
+			total++
+			if covered[f.Name] == 0 {
+				none = append(none, f.Name)
+			}
+		}
+	}
+	t.Logf("families with series: %d of %d", total-len(none), total)
+	require.Empty(t, none, "families no fixture exercises")
+}

@@ -1,0 +1,90 @@
+package testenv_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// TestFixturesBatch checks that a real kube-apiserver accepts the batch
+// fixtures, twice in one server (as two runs sharing it would), and that the
+// objects it stores give a series in every family of the batch resources.
+// Without the binaries it is skipped, except in CI (CI=true).
+func TestFixturesBatch(t *testing.T) {
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := testenv.Binary(b); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("missing binaries in CI: %v", err)
+			}
+			t.Skip(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := testenv.StartControlPlane(ctx, t.TempDir())
+	require.NoError(t, err)
+	defer cp.Stop()
+	c, err := cp.Client()
+	require.NoError(t, err)
+	for _, ns := range []string{"batch-a", "batch-b"} {
+		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, testenv.FixturesBatch(ctx, c, ns))
+	}
+
+	const ns = "batch-a"
+	opts := watch.FamilyOptions{LabelsAllowlist: []string{"*"}, AnnotationsAllowlist: []string{"*"}}
+	for name, want := range batchFixtureCounts {
+		t.Run(name, func(t *testing.T) {
+			r, ok := watch.Lookup(name)
+			require.True(t, ok)
+			items := listBatchFixtures(ctx, t, c, name, ns)
+			require.Len(t, items, want)
+			seen := renderedFamilies(t, r, opts, items)
+			for _, f := range r.Families(opts) {
+				require.True(t, seen[f.Name], "no fixture renders %s", f.Name)
+			}
+		})
+	}
+}
+
+// batchFixtureCounts is how many objects of each resource the fixtures
+// create in one namespace.
+var batchFixtureCounts = map[string]int{
+	"cronjobs": 8, "jobs": 7, "horizontalpodautoscalers": 2, "poddisruptionbudgets": 3,
+}
+
+// listBatchFixtures lists the objects of one batch resource in ns.
+func listBatchFixtures(ctx context.Context, t *testing.T, c kubernetes.Interface, resource, ns string) []runtime.Object {
+	t.Helper()
+	o := metav1.ListOptions{}
+	var l runtime.Object
+	var err error
+	switch resource {
+	case "cronjobs":
+		l, err = c.BatchV1().CronJobs(ns).List(ctx, o)
+	case "jobs":
+		l, err = c.BatchV1().Jobs(ns).List(ctx, o)
+	case "horizontalpodautoscalers":
+		l, err = c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
+	case "poddisruptionbudgets":
+		l, err = c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, o)
+	default:
+		t.Fatalf("unknown resource %s", resource)
+	}
+	require.NoError(t, err)
+	items, err := meta.ExtractList(l)
+	require.NoError(t, err)
+	return items
+}
