@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	// Named time zones (a CronJob's spec.timeZone) must resolve on images
@@ -97,9 +98,9 @@ func cronTimeZone(spec string) (*time.Location, string, error) {
 	if !validCronTimeZone(name) {
 		return nil, "", fmt.Errorf("invalid time zone %q", name)
 	}
-	loc, err := time.LoadLocation(name)
+	loc, err := cronLocation(name)
 	if err != nil {
-		return nil, "", fmt.Errorf("unknown time zone %q: %w", name, err)
+		return nil, "", err
 	}
 	rest := strings.TrimSpace(spec[sp:])
 	if rest == "" {
@@ -109,6 +110,23 @@ func cronTimeZone(spec string) (*time.Location, string, error) {
 		loc = nil
 	}
 	return loc, rest, nil
+}
+
+// cronZones caches the zones cronLocation loaded, by name: time.LoadLocation
+// reads the zone database on every call, and every render parses schedules.
+var cronZones sync.Map
+
+// cronLocation is time.LoadLocation, cached.
+func cronLocation(name string) (*time.Location, error) {
+	if loc, ok := cronZones.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("unknown time zone %q: %w", name, err)
+	}
+	cronZones.Store(name, loc)
+	return loc, nil
 }
 
 // validCronTimeZone is go-cron's guard before time.LoadLocation: 1 to 64
