@@ -35,7 +35,7 @@ func TestCompatibilityWithKubeStateMetrics(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	client, err := env.cp.Client()
 	require.NoError(t, err)
@@ -56,32 +56,79 @@ func TestCompatibilityWithKubeStateMetrics(t *testing.T) {
 		require.NoError(t, f(ctx, client, ns), "fixtures %s", name)
 	}
 
-	resources := watch.Names()
-	optIn := []string{"kube_pod_nodeselectors", "kube_persistentvolume_csi_attributes"}
-	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig,
-		"--resources="+strings.Join(resources, ","),
-		"--namespaces="+ns,
-		"--metric-labels-allowlist=*=[*]",
-		"--metric-annotations-allowlist=*=[*]",
-		"--metric-opt-in-list="+strings.Join(optIn, ","),
-	)
+	resources := strings.Join(watch.Names(), ",")
+	optIn := "kube_pod_nodeselectors,kube_persistentvolume_csi_attributes"
+	t.Run("every resource and allowlist", func(t *testing.T) {
+		want, _ := compareWithKubeStateMetrics(t, ctx, []string{
+			"--resources=" + resources,
+			"--namespaces=" + ns,
+			"--metric-labels-allowlist=*=[*]",
+			"--metric-annotations-allowlist=*=[*]",
+			"--metric-opt-in-list=" + optIn,
+		}, fmt.Sprintf(`
+resources: [%s]
+namespaces: [%s]
+metric_labels_allowlist: {"*": ["*"]}
+metric_annotations_allowlist: {"*": ["*"]}
+metric_opt_in_list: [%s]
+`, resources, ns, optIn))
+		requireFamilyCoverage(t, want)
+	})
+	t.Run("filters", func(t *testing.T) {
+		want, _ := compareWithKubeStateMetrics(t, ctx, []string{
+			"--resources=pods,nodes,namespaces,configmaps,secrets,deployments",
+			"--namespaces-denylist=kube-system,default,kube-public,kube-node-lease",
+			"--metric-denylist=kube_pod_container_.*,.*_created$",
+			"--metric-labels-allowlist=pods=[app],namespaces=[*]",
+			"--metric-annotations-allowlist=secrets=[note*]",
+		}, `
+resources: [pods, nodes, namespaces, configmaps, secrets, deployments]
+namespaces_denylist: [kube-system, default, kube-public, kube-node-lease]
+metric_denylist: ["kube_pod_container_.*", ".*_created$"]
+metric_labels_allowlist: {pods: [app], namespaces: ["*"]}
+metric_annotations_allowlist: {secrets: ["note*"]}
+`)
+		require.NotEmpty(t, want)
+		for k := range want {
+			require.False(t, strings.HasPrefix(k, "kube_pod_container_"), k)
+			require.False(t, strings.Contains(k, `namespace="kube-system"`) && !strings.HasPrefix(k, "kube_namespace_"), k)
+		}
+	})
+	t.Run("allowlist", func(t *testing.T) {
+		want, _ := compareWithKubeStateMetrics(t, ctx, []string{
+			"--resources=pods,jobs,cronjobs",
+			"--namespaces=" + ns,
+			"--metric-allowlist=^kube_pod_(info|status_phase)$,kube_job_.*",
+		}, fmt.Sprintf(`
+resources: [pods, jobs, cronjobs]
+namespaces: [%s]
+metric_allowlist: ["^kube_pod_(info|status_phase)$", "kube_job_.*"]
+`, ns))
+		for k := range want {
+			require.Regexp(t, `^kube_(pod_info|pod_status_phase|job_.*)\{`, k)
+		}
+	})
+}
+
+// compareWithKubeStateMetrics runs kube-state-metrics with flags and the
+// agent with the equivalent configuration (settings) against the shared
+// API server, and requires the same series from both, but for the
+// intentional differences. It returns both sides.
+func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []string, settings string) (want, got map[string]float64) {
+	t.Helper()
+	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, flags...)
 	require.NoError(t, err)
 	defer ksm.Stop()
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
 	cfgText := fmt.Sprintf(`kubeconfig: %s
-resources: [%s]
-namespaces: [%s]
-metric_labels_allowlist: {"*": ["*"]}
-metric_annotations_allowlist: {"*": ["*"]}
-metric_opt_in_list: [%s]
 snapshot_interval: 1s
 listen_address: ""
 remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, strings.Join(resources, ", "), ns, strings.Join(optIn, ", "), capture.URL())
+%s`, env.cp.Kubeconfig, capture.URL(), settings)
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
 	cfg, err := agent.LoadFile(path)
@@ -93,21 +140,19 @@ remote_write:
 	go func() { done <- a.Run(actx) }()
 	defer func() { stop(); <-done }()
 
-	// Both have listed everything once ready; then take KSM's scrape and
-	// the agent's next complete snapshot.
+	// Both have listed everything once ready; then take kube-state-metrics'
+	// scrape and the agent's next complete snapshot.
 	eventually(t, time.Minute, "agent ready", func() error {
 		if !a.Ready() {
 			return fmt.Errorf("not ready")
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second)
 	text, err := ksm.Scrape(ctx)
 	require.NoError(t, err)
-	want, err := testenv.ParseExposition(text)
+	want, err = testenv.ParseExposition(text)
 	require.NoError(t, err)
-	var got map[string]float64
-	eventually(t, 30*time.Second, "a complete snapshot", func() error {
+	eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
 		ts := capture.Timestamps()
 		if len(ts) < 3 {
 			return fmt.Errorf("%d snapshots so far", len(ts))
@@ -148,7 +193,7 @@ remote_write:
 		}
 		t.Fatalf("series differ from kube-state-metrics:\n%s", strings.Join(unexpected, "\n"))
 	}
-	requireFamilyCoverage(t, want)
+	return want, got
 }
 
 // diffSeries compares two series maps.
