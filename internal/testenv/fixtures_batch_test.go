@@ -2,7 +2,6 @@ package testenv_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -22,19 +21,9 @@ import (
 // objects it stores give a series in every family of the batch resources.
 // Without the binaries it is skipped, except in CI (CI=true).
 func TestFixturesBatch(t *testing.T) {
-	for _, b := range []string{"etcd", "kube-apiserver"} {
-		if _, err := testenv.Binary(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("missing binaries in CI: %v", err)
-			}
-			t.Skip(err)
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := testenv.StartControlPlane(ctx, t.TempDir())
-	require.NoError(t, err)
-	defer cp.Stop()
+	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
 	for _, ns := range []string{"batch-a", "batch-b"} {

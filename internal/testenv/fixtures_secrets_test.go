@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -27,19 +26,9 @@ import (
 // label change and a deletion must arrive through the table watch. Without
 // the binaries it is skipped, except in CI (CI=true).
 func TestFixturesSecrets(t *testing.T) {
-	for _, b := range []string{"etcd", "kube-apiserver"} {
-		if _, err := testenv.Binary(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("missing binaries in CI: %v", err)
-			}
-			t.Skip(err)
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := testenv.StartControlPlane(ctx, t.TempDir())
-	require.NoError(t, err)
-	defer cp.Stop()
+	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
 	// The second namespace must stay out of the first one's reflector.

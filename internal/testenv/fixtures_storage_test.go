@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"crypto/ed25519"
-	"os"
 	"testing"
 	"time"
 
@@ -12,31 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// startStorageFixtureControlPlane starts etcd and kube-apiserver for a fixtures
-// test and returns an admin client. Without the binaries the test is
-// skipped, except in CI (CI=true), where that is a failure.
-func startStorageFixtureControlPlane(ctx context.Context, t *testing.T) *ControlPlane {
-	t.Helper()
-	for _, b := range []string{"etcd", "kube-apiserver"} {
-		if _, err := Binary(b); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatal(err)
-			}
-			t.Skip(err)
-		}
-	}
-	cp, err := StartControlPlane(ctx, t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(cp.Stop)
-	return cp
-}
-
 // The storage fixtures are accepted by a real API server, and can be
 // created twice on one server in different namespaces.
 func TestFixturesStorage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp := startStorageFixtureControlPlane(ctx, t)
+	cp := SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
 	for _, ns := range []string{"storage-a", "storage-b"} {
