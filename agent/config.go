@@ -122,6 +122,25 @@ func LoadFile(path string) (*Config, error) {
 	return cfg, nil
 }
 
+// Effective returns the configuration as YAML, defaults included, for
+// `kube-state-push check-config`. Secrets (passwords, credentials, client
+// secrets, TLS keys, proxy headers) are prometheus/common config.Secret
+// values, whose MarshalYAML, which yaml.v3 honours like yaml.v2, writes
+// "<secret>" (config.MarshalSecretValue is never set here). Credential
+// files print as paths.
+func (c *Config) Effective() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encoding config: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encoding config: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // Load parses and validates a configuration; name is used in errors.
 func Load(data []byte, name string) (*Config, error) {
 	var root yaml.Node

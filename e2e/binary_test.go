@@ -40,6 +40,24 @@ func TestBinaryLifecycle(t *testing.T) {
 		require.Contains(t, string(out), "bad.yaml:4: remote_write[0].queue_config.max_shards: must be at least 1, not 0")
 	})
 
+	t.Run("check-config", func(t *testing.T) {
+		good := filepath.Join(dir, "good.yaml")
+		require.NoError(t, os.WriteFile(good, []byte("resources: [nodes]\nremote_write:\n  - url: http://127.0.0.1:1/api/v1/write\n    basic_auth: {username: agent, password: pa55word-value}\n"), 0o600))
+		out, err := exec.Command(bin, "check-config", good).CombinedOutput()
+		require.NoError(t, err, "exit 0; output:\n%s", out)
+		require.Contains(t, string(out), "snapshot_interval: 30s", "the effective config, defaults included")
+		require.Contains(t, string(out), "password: <secret>")
+		require.NotContains(t, string(out), "pa55word-value")
+
+		bad := filepath.Join(dir, "bad-check.yaml")
+		require.NoError(t, os.WriteFile(bad, []byte("remote_write:\n  - url: ftp://127.0.0.1/\n"), 0o600))
+		out, err = exec.Command(bin, "check-config", bad).CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		require.Equal(t, 1, ee.ExitCode())
+		require.Contains(t, string(out), "bad-check.yaml:2: remote_write[0].url")
+	})
+
 	t.Run("SIGTERM flushes and exits 0", func(t *testing.T) {
 		client, err := env.cp.Client()
 		require.NoError(t, err)

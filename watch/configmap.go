@@ -58,7 +58,7 @@ func metadataResource(
 	identity func(*metav1.PartialObjectMetadata, *Emitter),
 	families func(FamilyOptions) []Family[*metav1.PartialObjectMetadata],
 ) *Resource {
-	return newResource(name, namespaced, &metav1.PartialObjectMetadata{},
+	r := newResource(name, namespaced, &metav1.PartialObjectMetadata{},
 		func(ctx context.Context, c Clients, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return c.Metadata.Resource(gvr).Namespace(ns).List(ctx, o)
 		},
@@ -67,4 +67,6 @@ func metadataResource(
 		},
 		identity, families,
 	)
+	r.gr = gvr.GroupResource()
+	return r
 }

@@ -7,9 +7,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 
 	"github.com/kube-state-push/kube-state-push/encode"
@@ -39,6 +41,9 @@ type Resource struct {
 	Name string
 	// Namespaced is true for resources that live in namespaces.
 	Namespaced bool
+	// gr is the API group and resource that are listed and watched, for
+	// RBAC rules.
+	gr schema.GroupResource
 	// expected is an empty object of the watched type, for the reflector.
 	expected runtime.Object
 	// list and watch reach the API server.
@@ -64,6 +69,7 @@ func newResource[T metav1.Object](
 	return &Resource{
 		Name:       name,
 		Namespaced: namespaced,
+		gr:         groupResource(name, any(expected).(runtime.Object)),
 		expected:   any(expected).(runtime.Object),
 		list:       list,
 		watch:      watch,
@@ -97,6 +103,23 @@ func newResource[T metav1.Object](
 		},
 	}
 }
+
+// groupResource returns the group of the typed object expected, from
+// client-go's scheme, with the resource name, which in our registry is
+// already the plural resource name. Types the scheme does not know (metadata
+// and table representations) get an empty GroupResource, which their
+// constructor sets instead.
+func groupResource(name string, expected runtime.Object) schema.GroupResource {
+	gvks, _, err := scheme.Scheme.ObjectKinds(expected)
+	if err != nil || len(gvks) == 0 {
+		return schema.GroupResource{}
+	}
+	return schema.GroupResource{Group: gvks[0].Group, Resource: name}
+}
+
+// GroupResource is the API group ("" for core) and resource that the agent
+// lists and watches for this resource: what an RBAC rule must grant.
+func (r *Resource) GroupResource() schema.GroupResource { return r.gr }
 
 // Families describes every family the resource can render with the given
 // options, opt-in ones included.

@@ -31,7 +31,7 @@ import (
 // without managed fields, which name the data keys. The series are the same
 // as kube-state-metrics' own, which watches whole secrets.
 func secretResource() *Resource {
-	return newResource("secrets", true, &secretMeta{},
+	r := newResource("secrets", true, &secretMeta{},
 		func(ctx context.Context, c Clients, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return newSecretTables(c, ns).ListWithContext(ctx, o)
 		},
@@ -43,6 +43,10 @@ func secretResource() *Resource {
 		},
 		secretFamilies,
 	)
+	// secretMeta is not in client-go's scheme: the table rows come from
+	// core/v1 secrets.
+	r.gr = v1.SchemeGroupVersion.WithResource("secrets").GroupResource()
+	return r
 }
 
 // secretFamilies lists the secret families, in kube-state-metrics' order.

@@ -17,7 +17,32 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "check-config" {
+		os.Exit(checkConfig(os.Args[2:]))
+	}
 	os.Exit(run())
+}
+
+// checkConfig implements `kube-state-push check-config FILE`: it loads and
+// validates the file and prints the effective configuration, secrets
+// masked.
+func checkConfig(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: kube-state-push check-config FILE")
+		return 2
+	}
+	cfg, err := agent.LoadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	out, err := cfg.Effective()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_, _ = os.Stdout.Write(out)
+	return 0
 }
 
 func run() int {
@@ -40,7 +65,9 @@ func run() int {
 
 	cfg, err := agent.LoadFile(*configFile)
 	if err != nil {
-		logger.Error("loading configuration", "file", *configFile, "err", err)
+		// Plain text, one problem a line: a log line would quote and escape
+		// the messages a person has to read.
+		fmt.Fprintf(os.Stderr, "kube-state-push: invalid configuration:\n%v\n", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)

@@ -1,0 +1,46 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The effective configuration shows the defaults and never a secret.
+func TestEffectiveMasksSecrets(t *testing.T) {
+	cfg, err := Load([]byte(`
+resources: [pods]
+remote_write:
+  - url: https://a.example/api/v1/write
+    basic_auth:
+      username: agent
+      password: hunter2-password
+  - url: https://b.example/api/v1/write
+    authorization:
+      type: Bearer
+      credentials: s3cr3t-credentials
+  - url: https://c.example/api/v1/write
+    oauth2:
+      client_id: id
+      client_secret: oauth-client-secret
+      token_url: https://auth.example/token
+`), "test.yaml")
+	require.NoError(t, err)
+	out, err := cfg.Effective()
+	require.NoError(t, err)
+	s := string(out)
+	for _, secret := range []string{"hunter2-password", "s3cr3t-credentials", "oauth-client-secret"} {
+		require.NotContains(t, s, secret)
+	}
+	require.Contains(t, s, "username: agent")
+	require.Contains(t, s, "password: <secret>")
+	require.Contains(t, s, "credentials: <secret>")
+	require.Contains(t, s, "client_secret: <secret>")
+	// Defaults are filled in.
+	require.Contains(t, s, "snapshot_interval: 30s")
+	require.Contains(t, s, "max_shards: 50")
+
+	// The output is itself a valid configuration (secrets aside).
+	_, err = Load(out, "effective.yaml")
+	require.NoError(t, err)
+}
