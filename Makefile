@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/kube-state-push/kube-state-push/agent.Version=$(VERSION)
 PKGS := ./...
 
-.PHONY: all build tools test test-unit test-e2e vet fmt-check lint tidy-check bench demo clean
+.PHONY: all build tools test test-unit test-e2e vet fmt-check lint tidy-check bench demo docs clean
 
 all: build
 
@@ -44,6 +44,10 @@ bench: ## Micro-benchmarks of the hot paths.
 
 demo: tools ## A local control plane with sample objects, Prometheus, and the agent pushing into it.
 	$(GO) run ./demo
+
+docs: tools ## Regenerate docs/labels.json (from kube-state-metrics' own output) and docs/metrics.md.
+	KSP_UPDATE_LABELS=1 $(GO) test -count=1 -run 'Compat/every' ./e2e
+	$(GO) run ./internal/docgen
 
 clean:
 	rm -rf bin .demo

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -73,6 +75,7 @@ metric_annotations_allowlist: {"*": ["*"]}
 metric_opt_in_list: [%s]
 `, resources, ns, optIn))
 		requireFamilyCoverage(t, want)
+		requireDocumentedLabels(t, want)
 	})
 	t.Run("filters", func(t *testing.T) {
 		want, _ := compareWithKubeStateMetrics(t, ctx, []string{
@@ -238,4 +241,71 @@ func requireFamilyCoverage(t *testing.T, series map[string]float64) {
 	}
 	t.Logf("families with series: %d of %d", total-len(none), total)
 	require.Empty(t, none, "families no fixture exercises")
+}
+
+// dynamicLabel matches label names made from Kubernetes keys, documented
+// with a wildcard.
+var dynamicLabel = regexp.MustCompile(`^(label|annotation|nodeselector|metadata)_.*$`)
+
+// requireDocumentedLabels checks docs/labels.json, the label names of each
+// family that docs/metrics.md lists, against kube-state-metrics' own
+// series. With KSP_UPDATE_LABELS=1 it writes the file instead; then run
+// go run ./internal/docgen.
+func requireDocumentedLabels(t *testing.T, series map[string]float64) {
+	t.Helper()
+	got := map[string][]string{}
+	for k := range series {
+		name, labels, _ := strings.Cut(k, "{")
+		seen := map[string]bool{}
+		for _, l := range got[name] {
+			seen[l] = true
+		}
+		for _, kv := range splitLabels(strings.TrimSuffix(labels, "}")) {
+			l := dynamicLabel.ReplaceAllString(kv, "${1}_*")
+			if !seen[l] {
+				seen[l] = true
+				got[name] = append(got[name], l)
+			}
+		}
+		if _, ok := got[name]; !ok {
+			got[name] = []string{}
+		}
+	}
+	for _, ls := range got {
+		sort.Strings(ls)
+	}
+	path := filepath.Join("..", "docs", "labels.json")
+	if os.Getenv("KSP_UPDATE_LABELS") == "1" {
+		b, err := json.MarshalIndent(got, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+		return
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var want map[string][]string
+	require.NoError(t, json.Unmarshal(b, &want))
+	require.Equal(t, want, got, "docs/labels.json is stale: run KSP_UPDATE_LABELS=1 go test ./e2e -run Compat, then go run ./internal/docgen")
+}
+
+// splitLabels returns the label names of `a="x",b="y"`.
+func splitLabels(s string) []string {
+	var names []string
+	for s != "" {
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 {
+			break
+		}
+		names = append(names, strings.TrimLeft(s[:eq], ","))
+		// Skip the quoted value.
+		i := eq + 2
+		for i < len(s) && s[i] != '"' {
+			if s[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		s = s[min(i+1, len(s)):]
+	}
+	return names
 }

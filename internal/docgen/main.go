@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -10,8 +11,20 @@ import (
 )
 
 func main() {
-	if err := os.WriteFile("docs/metrics.md", []byte(watch.MetricsMarkdown()), 0o644); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "docgen:", err)
 		os.Exit(1)
 	}
+}
+
+func run() error {
+	b, err := os.ReadFile("docs/labels.json")
+	if err != nil {
+		return err
+	}
+	var labels map[string][]string
+	if err := json.Unmarshal(b, &labels); err != nil {
+		return fmt.Errorf("reading docs/labels.json: %w", err)
+	}
+	return os.WriteFile("docs/metrics.md", []byte(watch.MetricsMarkdown(labels)), 0o644)
 }

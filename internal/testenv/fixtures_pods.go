@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -43,12 +44,22 @@ func FixturesPods(ctx context.Context, c kubernetes.Interface, ns string) error 
 		return fmt.Errorf("creating runtime class: %w", err)
 	}
 
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 1000}
+	if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating priority class: %w", err)
+	}
+
 	t := metav1.Date(2026, 1, 2, 3, 4, 5, 0, metav1.Now().Location())
 	always := v1.ContainerRestartPolicyAlways
 	claimName := "data-claim"
 	template := "gpu-template"
 	pod := samplePod(ns, "with-init", "")
 	pod.Spec.RuntimeClassName = &rc.Name
+	pod.Spec.PriorityClassName = pc.Name
+	controller := true
+	pod.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7c5d", UID: "0b0e5b0e-0000-4000-8000-000000000001", Controller: &controller,
+	}}
 	pod.Spec.InitContainers = []v1.Container{
 		{Name: "seed", Image: "busybox:1.36"},
 		{Name: "migrate", Image: "busybox:1.36", Resources: v1.ResourceRequirements{
