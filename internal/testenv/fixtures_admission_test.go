@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
@@ -21,11 +20,7 @@ func TestFixturesAdmission(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
-	for _, ns := range []string{"admission-a", "admission-b"} {
-		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, testenv.FixturesAdmission(ctx, c, ns))
-	}
+	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesAdmission, "admission-a", "admission-b"))
 	maps, err := c.AdmissionregistrationV1().MutatingAdmissionPolicies().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Logf("mutating admission policies are not served: %v", err)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,11 +25,7 @@ func TestFixturesBatch(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
-	for _, ns := range []string{"batch-a", "batch-b"} {
-		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, testenv.FixturesBatch(ctx, c, ns))
-	}
+	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesBatch, "batch-a", "batch-b"))
 
 	const ns = "batch-a"
 	opts := watch.FamilyOptions{LabelsAllowlist: []string{"*"}, AnnotationsAllowlist: []string{"*"}}

@@ -23,11 +23,7 @@ func TestFixturesConfig(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
-	for _, ns := range []string{"config-a", "config-b"} {
-		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, testenv.FixturesConfig(ctx, c, ns))
-	}
+	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesConfig, "config-a", "config-b"))
 
 	sa, err := c.CoreV1().ServiceAccounts("config-a").Get(ctx, "sa-deleting", metav1.GetOptions{})
 	require.NoError(t, err)

@@ -27,11 +27,7 @@ func TestFixturesNetwork(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
-	for _, ns := range []string{"network-a", "network-b"} {
-		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, testenv.FixturesNetwork(ctx, c, ns))
-	}
+	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesNetwork, "network-a", "network-b"))
 
 	const ns = "network-a"
 	terminating, err := c.CoreV1().Namespaces().Get(ctx, ns+"-terminating", metav1.GetOptions{})

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,11 +31,7 @@ func TestFixturesSecrets(t *testing.T) {
 	c, err := cp.Client()
 	require.NoError(t, err)
 	// The second namespace must stay out of the first one's reflector.
-	for _, ns := range []string{"secrets-a", "secrets-b"} {
-		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, testenv.FixturesSecrets(ctx, c, ns))
-	}
+	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesSecrets, "secrets-a", "secrets-b"))
 
 	clients, err := watch.NewClients(cp.RESTConfig(), "fixtures-secrets-test")
 	require.NoError(t, err)

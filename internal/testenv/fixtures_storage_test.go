@@ -19,11 +19,7 @@ func TestFixturesStorage(t *testing.T) {
 	cp := SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
-	for _, ns := range []string{"storage-a", "storage-b"} {
-		_, err := c.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-		require.NoError(t, FixturesStorage(ctx, c, ns))
-	}
+	require.NoError(t, LoadFixtures(ctx, c, FixturesStorage, "storage-a", "storage-b"))
 
 	pvcs, err := c.CoreV1().PersistentVolumeClaims("storage-a").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
