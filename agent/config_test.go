@@ -42,7 +42,8 @@ func TestExampleConfig(t *testing.T) {
 		BatchSendDeadline: 5 * time.Second,
 		MinBackoff:        30 * time.Millisecond,
 		MaxBackoff:        5 * time.Second,
-		RetryOnHTTP429:    false,
+		RetryOnHTTP429:    true,
+		MaxRetryDuration:  5 * time.Minute,
 	}, rw.QueueConfig)
 	require.Equal(t, queue.DefaultQueueConfig, rw.QueueConfig, "the example shows the defaults")
 
@@ -106,6 +107,8 @@ func TestDefaults(t *testing.T) {
 			BatchSendDeadline: 5 * time.Second,
 			MinBackoff:        30 * time.Millisecond,
 			MaxBackoff:        5 * time.Second,
+			RetryOnHTTP429:    true,
+			MaxRetryDuration:  5 * time.Minute,
 		}, rw.QueueConfig)
 		require.True(t, rw.HTTPClientConfig.FollowRedirects, "prometheus/common's default")
 		require.True(t, rw.HTTPClientConfig.EnableHTTP2, "prometheus/common's default")
@@ -120,7 +123,7 @@ remote_write:
   - url: http://a:9090/api/v1/write
     queue_config:
       max_shards: 8
-      retry_on_http_429: true
+      retry_on_http_429: false
   - url: http://b:9090/api/v1/write
     remote_timeout: 5s
 `), "partial.yaml")
@@ -130,7 +133,7 @@ remote_write:
 
 		want := queue.DefaultQueueConfig
 		want.MaxShards = 8
-		want.RetryOnHTTP429 = true
+		want.RetryOnHTTP429 = false
 		require.Equal(t, want, cfg.RemoteWrite[0].QueueConfig)
 		require.Equal(t, 30*time.Second, cfg.RemoteWrite[0].RemoteTimeout)
 

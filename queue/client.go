@@ -66,6 +66,8 @@ type sender struct {
 	client *retryablehttp.Client
 	// retry429 is queue_config.retry_on_http_429.
 	retry429 bool
+	// maxRetry is queue_config.max_retry_duration; 0 means no limit.
+	maxRetry time.Duration
 	// metrics count requests and retries.
 	metrics *endpointMetrics
 }
@@ -74,15 +76,20 @@ type sender struct {
 // for the retry hooks.
 type samplesKey struct{}
 
+// retryDeadlineKey carries the time after which a request is no longer
+// retried (queue_config.max_retry_duration) through its context, for
+// checkRetry and backoff. Absent means no limit.
+type retryDeadlineKey struct{}
+
 func newSender(cfg *Config, hc *http.Client, userAgent string, m *endpointMetrics) *sender {
 	q := cfg.QueueConfig
-	s := &sender{url: cfg.URL, headers: cfg.Headers, userAgent: userAgent, retry429: q.RetryOnHTTP429, metrics: m}
+	s := &sender{url: cfg.URL, headers: cfg.Headers, userAgent: userAgent, retry429: q.RetryOnHTTP429, maxRetry: q.MaxRetryDuration, metrics: m}
 	s.client = &retryablehttp.Client{
 		HTTPClient:   hc,
 		RetryWaitMin: q.MinBackoff,
 		RetryWaitMax: q.MaxBackoff,
-		// Recoverable errors are retried until the context ends: the stop
-		// deadline, not a retry count, bounds them (as in Prometheus).
+		// Recoverable errors are retried until the retry deadline passes
+		// or the context ends: time, not a retry count, bounds them.
 		RetryMax: 1<<31 - 1,
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 			retry, cerr := checkRetry(ctx, resp, err, q.RetryOnHTTP429)
@@ -111,9 +118,18 @@ func samplesOf(ctx context.Context) int {
 	return n
 }
 
+// retryDeadline returns the request's retry deadline, if it has one.
+func retryDeadline(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(retryDeadlineKey{}).(time.Time)
+	return t, ok
+}
+
 // checkRetry decides whether a request is sent again: network errors and
-// 5xx always, 429 only when enabled; never once the context has ended.
-// A final answer (2xx, other 4xx) is returned as is even then.
+// 5xx always, 429 only when enabled; never once the context has ended or
+// its retry deadline has passed. A final answer (2xx, other 4xx) is
+// returned as is even then. Past the retry deadline, a recoverable answer is
+// returned as is too (send turns it into a *retriesEndedError), and a
+// network error becomes a *retriesEndedError.
 func checkRetry(ctx context.Context, resp *http.Response, err error, retry429 bool) (bool, error) {
 	recoverable := err != nil || resp.StatusCode >= 500 ||
 		resp.StatusCode == http.StatusTooManyRequests && retry429
@@ -125,13 +141,35 @@ func checkRetry(ctx context.Context, resp *http.Response, err error, retry429 bo
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
+	if d, ok := retryDeadline(ctx); ok && !time.Now().Before(d) {
+		if err != nil {
+			return false, &retriesEndedError{last: err}
+		}
+		return false, nil
+	}
 	return true, nil
 }
 
 // backoff doubles the delay from min up to max, with jitter in [d/2, d) so
 // that shards and agents do not retry in step. A Retry-After header on a 429
-// or 503 answer overrides it.
+// or 503 answer overrides it. The wait never runs past the request's retry
+// deadline, so that a long Retry-After cannot stretch max_retry_duration.
 func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	d := backoffDelay(min, max, attempt, resp)
+	if resp != nil && resp.Request != nil {
+		if dl, ok := retryDeadline(resp.Request.Context()); ok {
+			d = clampDelay(d, time.Until(dl))
+		}
+	}
+	return d
+}
+
+// clampDelay returns d, at most left and at least 0.
+func clampDelay(d, left time.Duration) time.Duration {
+	return max(0, min(d, left))
+}
+
+func backoffDelay(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			return d
@@ -172,10 +210,13 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // send posts one compressed batch of n samples. It returns nil when the
-// endpoint accepted it, an *HTTPError for an answer that is not retried, or
-// another error when the context ended or the retries gave up.
+// endpoint accepted it, an *HTTPError for an answer that is not retried, a
+// *retriesEndedError when max_retry_duration passed, or the context's error.
 func (s *sender) send(ctx context.Context, body []byte, n int) error {
 	ctx = context.WithValue(ctx, samplesKey{}, n)
+	if s.maxRetry > 0 {
+		ctx = context.WithValue(ctx, retryDeadlineKey{}, time.Now().Add(s.maxRetry))
+	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, body)
 	if err != nil {
 		return fmt.Errorf("building request: %w", err)
@@ -211,13 +252,15 @@ func (s *sender) send(ctx context.Context, body []byte, n int) error {
 	prefix, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
 	herr := &HTTPError{Status: resp.StatusCode, Body: string(prefix)}
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests && s.retry429 {
-		// A recoverable answer reaches here only when the retries ran out.
+		// A recoverable answer reaches here only when the retry deadline
+		// passed.
 		return &retriesEndedError{last: herr}
 	}
 	return herr
 }
 
-// retriesEndedError is a batch given up on while its error was recoverable.
+// retriesEndedError is a batch given up on while its error was recoverable:
+// max_retry_duration passed.
 type retriesEndedError struct{ last error }
 
 func (e *retriesEndedError) Error() string { return "retries ended: " + e.last.Error() }

@@ -75,7 +75,7 @@ func TestStatusCodes(t *testing.T) {
 		{name: "202 sent", answers: []answer{status(202)}, wantRequests: 1, wantCodes: map[string]float64{"202": 1}},
 		{name: "400 dropped", answers: []answer{status(400), status(204)}, wantRequests: 1, wantDropped: ReasonBadRequest, wantCodes: map[string]float64{"400": 1}},
 		{name: "409 dropped", answers: []answer{status(409), status(204)}, wantRequests: 1, wantDropped: ReasonConflict, wantCodes: map[string]float64{"409": 1}},
-		{name: "413 dropped", answers: []answer{status(413), status(204)}, wantRequests: 1, wantDropped: ReasonTooLarge, wantCodes: map[string]float64{"413": 1}},
+		// 413 splits the batch: TestDelivery.
 		{name: "415 dropped", answers: []answer{status(415), status(204)}, wantRequests: 1, wantDropped: ReasonUnsupported, wantCodes: map[string]float64{"415": 1}},
 		{name: "404 dropped", answers: []answer{status(404), status(204)}, wantRequests: 1, wantDropped: ReasonClientError, wantCodes: map[string]float64{"404": 1}},
 		{
@@ -284,7 +284,7 @@ func TestSendAnswerAfterContextEnds(t *testing.T) {
 	}{
 		{code: 204, want: "sent"},     // delivered: not a drop
 		{code: 400, want: "dropped"},  // the answer says why
-		{code: 429, want: "dropped"},  // not retried: rate_limited
+		{code: 429, want: "shutdown"}, // retried by default
 		{code: 503, want: "shutdown"}, // would be retried
 	}
 	for _, tt := range tests {
@@ -324,6 +324,8 @@ func TestCheckRetry(t *testing.T) {
 	resp := func(code int) *http.Response { return &http.Response{StatusCode: code} }
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
+	past := context.WithValue(t.Context(), retryDeadlineKey{}, time.Now().Add(-time.Second))
+	future := context.WithValue(t.Context(), retryDeadlineKey{}, time.Now().Add(time.Hour))
 	tests := []struct {
 		name     string
 		ctx      context.Context
@@ -332,6 +334,8 @@ func TestCheckRetry(t *testing.T) {
 		retry429 bool
 		want     bool
 		wantErr  bool
+		// wantEnded expects a *retriesEndedError.
+		wantEnded bool
 	}{
 		{name: "network error", ctx: t.Context(), err: errors.New("connection refused"), want: true},
 		{name: "500", ctx: t.Context(), resp: resp(500), want: true},
@@ -347,14 +351,24 @@ func TestCheckRetry(t *testing.T) {
 		{name: "context ended after 400", ctx: cancelled, resp: resp(400)},
 		{name: "context ended after 429 off", ctx: cancelled, resp: resp(429)},
 		{name: "context ended after 429 on", ctx: cancelled, resp: resp(429), retry429: true, wantErr: true},
+		{name: "before retry deadline", ctx: future, resp: resp(503), want: true},
+		{name: "retry deadline passed on 503", ctx: past, resp: resp(503)},
+		{name: "retry deadline passed on 429 on", ctx: past, resp: resp(429), retry429: true},
+		{name: "retry deadline passed on error", ctx: past, err: errors.New("x"), wantEnded: true},
+		{name: "retry deadline passed after 204", ctx: past, resp: resp(204)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := checkRetry(tt.ctx, tt.resp, tt.err, tt.retry429)
 			require.Equal(t, tt.want, got)
-			if tt.wantErr {
+			var rerr *retriesEndedError
+			switch {
+			case tt.wantErr:
 				require.ErrorIs(t, err, context.Canceled)
-			} else {
+			case tt.wantEnded:
+				require.ErrorAs(t, err, &rerr)
+				require.ErrorIs(t, err, tt.err)
+			default:
 				require.NoError(t, err)
 			}
 		})
@@ -419,6 +433,23 @@ func TestBackoff(t *testing.T) {
 			resp := &http.Response{StatusCode: code, Header: http.Header{"Retry-After": {"3"}}}
 			require.Equal(t, 3*time.Second, backoff(time.Millisecond, 10*time.Millisecond, 0, resp))
 		}
+	})
+	t.Run("never waits past the retry deadline", func(t *testing.T) {
+		req := func(left time.Duration) *http.Request {
+			ctx := context.WithValue(t.Context(), retryDeadlineKey{}, time.Now().Add(left))
+			r, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/", nil)
+			require.NoError(t, err)
+			return r
+		}
+		resp := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"3600"}}, Request: req(time.Second)}
+		got := backoff(time.Millisecond, 10*time.Millisecond, 0, resp)
+		require.LessOrEqual(t, got, time.Second)
+		require.Greater(t, got, 900*time.Millisecond)
+		resp.Request = req(-time.Second)
+		require.Equal(t, time.Duration(0), backoff(time.Millisecond, 10*time.Millisecond, 0, resp), "deadline passed")
+		resp.Request = req(time.Hour)
+		resp.Header.Set("Retry-After", "3")
+		require.Equal(t, 3*time.Second, backoff(time.Millisecond, 10*time.Millisecond, 0, resp), "Retry-After within the deadline")
 	})
 	t.Run("Retry-After ignored on 500 or when invalid", func(t *testing.T) {
 		for _, resp := range []*http.Response{

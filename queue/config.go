@@ -50,8 +50,14 @@ type QueueConfig struct {
 	// MaxBackoff caps the retry delay.
 	MaxBackoff time.Duration `yaml:"max_backoff,omitempty"`
 	// RetryOnHTTP429 retries requests answered 429 Too Many Requests,
-	// honouring Retry-After; otherwise they are dropped and counted.
-	RetryOnHTTP429 bool `yaml:"retry_on_http_429,omitempty"`
+	// honouring Retry-After; otherwise they are dropped and counted. On by
+	// default, as in Grafana Alloy (Prometheus defaults to off). No
+	// omitempty: an effective config must keep an explicit false.
+	RetryOnHTTP429 bool `yaml:"retry_on_http_429"`
+	// MaxRetryDuration bounds the time spent retrying one request after a
+	// recoverable error (network, 5xx, retried 429); then its samples are
+	// dropped as retries_ended. 0 retries until the stop deadline.
+	MaxRetryDuration time.Duration `yaml:"max_retry_duration"`
 }
 
 // DefaultQueueConfig holds Prometheus' remote-write queue defaults.
@@ -63,6 +69,8 @@ var DefaultQueueConfig = QueueConfig{
 	BatchSendDeadline: 5 * time.Second,
 	MinBackoff:        30 * time.Millisecond,
 	MaxBackoff:        5 * time.Second,
+	RetryOnHTTP429:    true,
+	MaxRetryDuration:  5 * time.Minute,
 }
 
 // DefaultConfig holds the defaults of one remote_write entry.
@@ -164,6 +172,9 @@ func (q *QueueConfig) Validate() error {
 	}
 	if q.MaxBackoff < q.MinBackoff {
 		errs = append(errs, confkey.Errorf("max_backoff", "%s is less than min_backoff %s", q.MaxBackoff, q.MinBackoff))
+	}
+	if q.MaxRetryDuration < 0 {
+		errs = append(errs, confkey.Errorf("max_retry_duration", "must not be negative (0 means no limit), not %s", q.MaxRetryDuration))
 	}
 	return errors.Join(errs...)
 }

@@ -8,7 +8,9 @@
 // prompb.WriteRequest, and sends it serially through a [go-retryablehttp]
 // client:
 //
-//	Append ──hash % n──► shard ring ──batch──► encode ──► POST (retry 5xx, 429 if enabled)
+//	Append ──hash % n──► shard ring ──batch──► encode ──► POST (retry 5xx, network, 429
+//	                                                     │    until max_retry_duration)
+//	                                                     ├─► 413: split in half, resend each
 //	                                                     └─► drop + count other 4xx
 //
 // The queue never imports package watch: it only knows encoded samples.

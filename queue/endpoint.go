@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -184,7 +185,7 @@ func (e *Endpoint) runShard(s *shard) {
 		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
 			raw = encode.AppendWriteRequest(raw[:0], batch)
 			compressed = encode.Compress(compressed, raw)
-			e.sendBatch(compressed, len(batch))
+			e.sendBatch(batch, compressed)
 			e.metrics.queueLength.Sub(float64(len(batch)))
 			clear(batch) // drop label references for the GC
 			batch = batch[:0]
@@ -221,18 +222,38 @@ func (e *Endpoint) runShard(s *shard) {
 	}
 }
 
-// sendBatch sends one batch and accounts for the outcome.
-func (e *Endpoint) sendBatch(body []byte, n int) {
+// sendBatch sends one batch, whose encoded request is body, and accounts for
+// every sample of it once, as sent or dropped.
+func (e *Endpoint) sendBatch(batch []encode.Sample, body []byte) {
 	start := time.Now()
-	err := e.sender.send(e.sendCtx, body, n)
+	e.deliver(batch, body)
 	e.metrics.sendDuration.Observe(time.Since(start).Seconds())
+}
+
+// deliver sends batch, encoded as body. A batch of more than one sample
+// answered 413 is split in half and each half delivered in turn, first half
+// first, so that every series keeps its order; no other pusher splits
+// (../shared/REFERENCE.md, "How the peers send"). A single sample still
+// answered 413 is dropped as too_large.
+func (e *Endpoint) deliver(batch []encode.Sample, body []byte) {
+	n := len(batch)
+	err := e.sender.send(e.sendCtx, body, n)
+	var herr *HTTPError
+	if n > 1 && errors.As(err, &herr) && herr.Status == http.StatusRequestEntityTooLarge {
+		e.log.Debug("splitting batch answered 413", "samples", n)
+		mid := n / 2
+		for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
+			// Fresh buffers: the transport may still be reading body.
+			e.deliver(half, encode.Compress(nil, encode.AppendWriteRequest(nil, half)))
+		}
+		return
+	}
 	if err == nil {
 		e.metrics.sent.Add(float64(n))
 		e.metrics.bytes.Add(float64(len(body)))
 		return
 	}
 	reason := ReasonClientError
-	var herr *HTTPError
 	var rerr *retriesEndedError
 	switch {
 	case errors.As(err, &rerr):
