@@ -1,4 +1,5 @@
-// Package encode turns rendered series into Remote-Write 1.0 request bodies.
+// Package encode turns rendered series into Remote-Write 1.0 and 2.0 request
+// bodies.
 //
 // It is pure: series in, bytes out, with no I/O, clock or globals.
 //
@@ -13,4 +14,10 @@
 //	                     │ snapshot: Sample{Labels, Value, Timestamp}
 //	                     ▼
 //	AppendWriteRequest ──► protobuf prompb.WriteRequest ──► Compress (snappy block)
+//
+// Both protocol versions sit behind [RequestEncoder]: [V1Encoder] is the path
+// above; [V2Encoder] walks the same label bytes into a per-request symbol
+// table (io.prometheus.write.v2.Request, with metadata inline from a
+// [MetadataFunc]) and reuses its table and buffers, so it too allocates
+// nothing per series once warm.
 package encode
