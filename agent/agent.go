@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -156,6 +157,9 @@ func (a *Agent) Ready() bool {
 // reflectors and take a final snapshot; then flush the queues within
 // shutdown_timeout. It returns an error if samples were dropped at stop.
 func (a *Agent) Run(ctx context.Context) error {
+	if err := a.shard(ctx); err != nil {
+		return err
+	}
 	srv := a.serve()
 	for _, e := range a.endpoints {
 		e.Start()
@@ -210,6 +214,28 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("stopping: %w", err)
 	}
 	a.log.Info("stopped")
+	return nil
+}
+
+// shard sets which objects the series maps render, resolving auto-sharding
+// first. It runs before the reflectors start, which then read the predicate
+// without a lock.
+func (a *Agent) shard(ctx context.Context) error {
+	w := a.cfg.Watch // a copy: the caller's configuration stays as written
+	if w.AutoSharding {
+		shard, total, err := watch.ShardFromStatefulSet(ctx, a.clients.Kube, os.Getenv("POD_NAMESPACE"), os.Getenv("POD_NAME"))
+		if err != nil {
+			return err
+		}
+		w.Shard, w.TotalShards = shard, total
+	}
+	owns := w.Owner()
+	for _, m := range a.maps {
+		m.owns = owns
+	}
+	if owns != nil {
+		a.log.Info("sharding", "shard", w.Shard, "total_shards", w.TotalShards, "auto", w.AutoSharding)
+	}
 	return nil
 }
 

@@ -22,6 +22,9 @@ func TestExampleConfig(t *testing.T) {
 
 	require.Empty(t, cfg.Watch.Kubeconfig)
 	require.Equal(t, []string{"nodes", "pods"}, cfg.Watch.Resources)
+	require.Equal(t, 0, cfg.Watch.Shard)
+	require.Equal(t, 1, cfg.Watch.TotalShards)
+	require.False(t, cfg.Watch.AutoSharding)
 	require.Equal(t, 30*time.Second, cfg.SnapshotInterval)
 	require.Equal(t, DefaultConfig.SnapshotInterval, cfg.SnapshotInterval)
 	require.Equal(t, map[string]string{"cluster": "edge-1"}, cfg.ExternalLabels)
@@ -180,6 +183,7 @@ var badConfigs = map[string]string{
 	"both_lists":             `both_lists.bad.yaml:3: metric_denylist: metric_allowlist and metric_denylist are mutually exclusive: set only one`,
 	"allowlist_resource":     `allowlist_resource.bad.yaml:4: metric_labels_allowlist.widgets: unknown resource "widgets"`,
 	"allowlist_wildcards":    `allowlist_wildcards.bad.yaml:3: metric_labels_allowlist.pods[1]: "team-*-x*" has more than one wildcard`,
+	"shard_range":            `shard_range.bad.yaml:3: shard: must be in [0, total_shards) = [0, 2), not 2`,
 }
 
 func TestBadConfigs(t *testing.T) {

@@ -36,6 +36,9 @@ type seriesMap struct {
 	log *slog.Logger
 	// metrics count events and errors.
 	metrics *resourceMetrics
+	// owns tells the objects of this shard (nil: all). Set before the
+	// reflector starts; foreign objects are never rendered.
+	owns func(types.UID) bool
 
 	// mu guards objects, stale and count.
 	mu sync.Mutex
@@ -73,6 +76,14 @@ func (s *seriesMap) Update(obj any) error { return s.upsert(obj, "update") }
 
 func (s *seriesMap) upsert(obj any, event string) error {
 	s.metrics.events.WithLabelValues(event).Inc()
+	if s.foreign(obj) {
+		// Another shard's object: drop what it had, should it have been
+		// ours before (the shard count changed).
+		s.mu.Lock()
+		s.setLocked(watch.UIDOf(obj), nil)
+		s.mu.Unlock()
+		return nil
+	}
 	uid, set, err := s.render.Render(obj)
 	if err != nil {
 		// Keep what the object had: a malformed update loses nothing
@@ -117,6 +128,10 @@ func (s *seriesMap) Replace(list []any, _ string) error {
 	}
 	fresh := make([]rendered, 0, len(list))
 	for _, obj := range list {
+		if s.foreign(obj) {
+			// Left out of keep: deleted below if it was ours before.
+			continue
+		}
 		uid, set, err := s.render.Render(obj)
 		if err != nil {
 			s.metrics.renderErrors.Inc()
@@ -156,6 +171,16 @@ func (s *seriesMap) Replace(list []any, _ string) error {
 	s.mu.Unlock()
 	s.synced.Store(true)
 	return nil
+}
+
+// foreign reports whether the object belongs to another shard. An object
+// without a UID is not foreign: rendering reports the error.
+func (s *seriesMap) foreign(obj any) bool {
+	if s.owns == nil {
+		return false
+	}
+	uid := watch.UIDOf(obj)
+	return uid != "" && !s.owns(uid)
 }
 
 // Resync is a no-op: nothing is cached that could be resynced.

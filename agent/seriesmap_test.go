@@ -601,3 +601,57 @@ func TestSeriesMapConcurrentEvents(t *testing.T) {
 	require.Empty(t, after.stale)
 	require.Equal(t, want, after.live)
 }
+
+// countingRenderer counts the objects it renders.
+type countingRenderer struct {
+	objectRenderer
+	// n is the number of Render calls.
+	n int
+}
+
+func (c *countingRenderer) Render(obj any) (types.UID, encode.SeriesSet, error) {
+	c.n++
+	return c.objectRenderer.Render(obj)
+}
+
+// A sharded series map renders only its own objects; an object that stops
+// being its own (the shard count changed) is deleted, at an update as at a
+// relist.
+func TestSeriesMapSharding(t *testing.T) {
+	h := newHarness(t)
+	r, _ := watch.Lookup("pods")
+	cr := &countingRenderer{objectRenderer: r.NewRenderer(watch.RenderOptions{})}
+	pods := h.addMap("pods", cr)
+	mine := map[types.UID]bool{"uid-a": true, "uid-c": true}
+	pods.owns = func(uid types.UID) bool { return mine[uid] }
+
+	a := testPod("shop", "checkout", "uid-a")
+	b := testPod("shop", "cart", "uid-b")
+	c := testPod("shop", "search", "uid-c")
+	require.NoError(t, pods.Replace([]any{a, b}, "1"))
+	require.NoError(t, pods.Add(c))
+	require.NoError(t, pods.Update(b))
+	require.Equal(t, 2, cr.n, "a foreign object is never rendered")
+	got := h.snapshot()
+	require.Equal(t, rendered(t, "pods", a, c), got.live)
+	require.Empty(t, got.stale)
+
+	// c moves to another shard: its next update deletes it.
+	delete(mine, "uid-c")
+	require.NoError(t, pods.Update(c))
+	got = h.snapshot()
+	require.Equal(t, rendered(t, "pods", a), got.live)
+	require.Equal(t, slices.Sorted(maps.Keys(rendered(t, "pods", c))), got.stale)
+
+	// At a relist, a moves away and b comes in.
+	mine = map[types.UID]bool{"uid-b": true}
+	require.NoError(t, pods.Replace([]any{a, b, c}, "2"))
+	got = h.snapshot()
+	require.Equal(t, rendered(t, "pods", b), got.live)
+	require.Equal(t, slices.Sorted(maps.Keys(rendered(t, "pods", a))), got.stale)
+
+	// Without a predicate, everything is owned.
+	pods.owns = nil
+	require.NoError(t, pods.Add(c))
+	require.Equal(t, rendered(t, "pods", b, c), h.snapshot().live)
+}

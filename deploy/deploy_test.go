@@ -5,6 +5,7 @@ package deploy_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -79,4 +80,81 @@ func TestKustomization(t *testing.T) {
 		_, err := os.Stat(filepath.Join("base", f))
 		require.NoError(t, err, "kustomization.yaml names %s", f)
 	}
+}
+
+// The sharded overlay names only files that exist, runs the agent with
+// auto_sharding and the downward API env it needs, and grants no more than
+// get on the agent's own StatefulSet.
+func TestShardedOverlay(t *testing.T) {
+	data, err := os.ReadFile("sharded/kustomization.yaml")
+	require.NoError(t, err)
+	var k struct {
+		Resources          []string `json:"resources"`
+		ConfigMapGenerator []struct {
+			Files []string `json:"files"`
+		} `json:"configMapGenerator"`
+		Patches []struct {
+			Path string `json:"path"`
+		} `json:"patches"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &k))
+	require.Contains(t, k.Resources, "../base")
+	files := k.Resources
+	for _, g := range k.ConfigMapGenerator {
+		files = append(files, g.Files...)
+	}
+	for _, p := range k.Patches {
+		files = append(files, p.Path)
+	}
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join("sharded", f))
+		require.NoError(t, err, "kustomization.yaml names %s", f)
+	}
+	for _, f := range []string{"role.yaml", "rolebinding.yaml", "statefulset.yaml", "config.yaml"} {
+		require.Contains(t, files, f)
+	}
+
+	data, err = os.ReadFile("sharded/role.yaml")
+	require.NoError(t, err)
+	var role rbacv1.Role
+	require.NoError(t, yaml.UnmarshalStrict(data, &role))
+	require.Equal(t, "Role", role.Kind)
+	require.Equal(t, "kube-state-push", role.Namespace)
+	require.Len(t, role.Rules, 1)
+	rule := role.Rules[0]
+	require.Equal(t, []string{"apps"}, rule.APIGroups)
+	require.Equal(t, []string{"statefulsets"}, rule.Resources)
+	require.Equal(t, []string{"get"}, rule.Verbs)
+	require.Equal(t, []string{"kube-state-push"}, rule.ResourceNames, "only its own StatefulSet")
+	require.Empty(t, rule.NonResourceURLs)
+
+	data, err = os.ReadFile("sharded/rolebinding.yaml")
+	require.NoError(t, err)
+	var rb rbacv1.RoleBinding
+	require.NoError(t, yaml.UnmarshalStrict(data, &rb))
+	require.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}, rb.RoleRef)
+	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kube-state-push", Namespace: "kube-state-push"}}, rb.Subjects)
+
+	data, err = os.ReadFile("sharded/config.yaml")
+	require.NoError(t, err)
+	cfg, err := agent.Load(data, "sharded/config.yaml")
+	require.NoError(t, err)
+	require.True(t, cfg.Watch.AutoSharding)
+
+	data, err = os.ReadFile("sharded/statefulset.yaml")
+	require.NoError(t, err)
+	for _, s := range []string{"value: StatefulSet", "name: POD_NAME", "fieldPath: metadata.name", "name: POD_NAMESPACE", "fieldPath: metadata.namespace"} {
+		require.Contains(t, string(data), s)
+	}
+
+	// With kubectl at hand, the overlay renders to a StatefulSet.
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Log("kubectl not found: the overlay is not rendered")
+		return
+	}
+	out, err := exec.Command("kubectl", "kustomize", "sharded").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "kind: StatefulSet")
+	require.NotContains(t, string(out), "kind: Deployment")
+	require.Contains(t, string(out), "replicas: 2")
 }

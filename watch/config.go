@@ -39,6 +39,15 @@ type Config struct {
 	MetricLabelsAllowlist map[string][]string `yaml:"metric_labels_allowlist,omitempty"`
 	// MetricAnnotationsAllowlist is the same for annotations.
 	MetricAnnotationsAllowlist map[string][]string `yaml:"metric_annotations_allowlist,omitempty"`
+	// Shard is this instance's shard, in [0, total_shards): it renders only
+	// the objects whose UID hashes onto it (kube-state-metrics' --shard).
+	Shard int `yaml:"shard"`
+	// TotalShards is the number of instances the objects are split among;
+	// 0 (unset) means 1, no sharding (--total-shards).
+	TotalShards int `yaml:"total_shards"`
+	// AutoSharding takes shard and total_shards from the StatefulSet this
+	// pod belongs to (the env POD_NAME and POD_NAMESPACE), once at start.
+	AutoSharding bool `yaml:"auto_sharding"`
 
 	// allow, deny and optIn are the compiled lists, set by Validate.
 	allow, deny, optIn []*regexp.Regexp
@@ -86,9 +95,27 @@ func (c *Config) Validate() error {
 	if c.optIn, err = compileAll("metric_opt_in_list", c.MetricOptInList); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateSharding())
 	errs = append(errs, validateAllowlist("metric_labels_allowlist", c.MetricLabelsAllowlist))
 	errs = append(errs, validateAllowlist("metric_annotations_allowlist", c.MetricAnnotationsAllowlist))
 	return errors.Join(errs...)
+}
+
+// validateSharding checks shard and total_shards, filling in the default
+// of total_shards.
+func (c *Config) validateSharding() error {
+	if c.TotalShards == 0 {
+		c.TotalShards = 1
+	}
+	switch {
+	case c.TotalShards < 0:
+		return confkey.Errorf("total_shards", "must be at least 1, not %d", c.TotalShards)
+	case c.AutoSharding && (c.Shard != 0 || c.TotalShards != 1):
+		return confkey.Errorf("auto_sharding", "takes shard and total_shards from the StatefulSet: leave them unset")
+	case c.Shard < 0 || c.Shard >= c.TotalShards:
+		return confkey.Errorf("shard", "must be in [0, total_shards) = [0, %d), not %d", c.TotalShards, c.Shard)
+	}
+	return nil
 }
 
 func compileAll(key string, patterns []string) ([]*regexp.Regexp, error) {

@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// Two agents sharded 0/2 and 1/2 produce together exactly the series one
+// unsharded agent produces, with no series in both; shard 0 equals
+// kube-state-metrics' --shard=0 --total-shards=2, object for object; and
+// auto-sharding finds its shard from its StatefulSet.
+func TestSharding(t *testing.T) {
+	needEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	ns := "sharding"
+	sc, err := testenv.CreateSampleCluster(ctx, client, ns, "sharding")
+	require.NoError(t, err)
+	defer cleanupNodes(t, client, sc.Nodes)
+
+	// Auto-sharding as pod 1 of a two-replica StatefulSet (created after the
+	// sample cluster, so its own pods, none, change nothing).
+	labels := map[string]string{"app": "ksp"}
+	_, err = client.AppsV1().StatefulSets(ns).Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ksp"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "agent", Image: "kube-state-push"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Setenv("POD_NAME", "ksp-1")
+	t.Setenv("POD_NAMESPACE", ns)
+
+	settings := fmt.Sprintf("resources: [pods, nodes]\nnamespaces: [%s]\n", ns)
+	all := startCapturedAgent(t, ctx, settings)
+	s0 := startCapturedAgent(t, ctx, settings+"shard: 0\ntotal_shards: 2\n")
+	s1 := startCapturedAgent(t, ctx, settings+"shard: 1\ntotal_shards: 2\n")
+	auto := startCapturedAgent(t, ctx, settings+"auto_sharding: true\n")
+	whole, got0, got1 := all(), s0(), s1()
+	require.Equal(t, got1, auto(), "auto-sharding as ksp-1 of 2 is shard 1 of 2")
+	require.NotEmpty(t, whole)
+	t.Logf("series: %d unsharded, %d in shard 0, %d in shard 1", len(whole), len(got0), len(got1))
+
+	union := map[string]float64{}
+	for k, v := range got0 {
+		union[k] = v
+	}
+	for k, v := range got1 {
+		_, both := got0[k]
+		require.False(t, both, "in both shards: %s", k)
+		union[k] = v
+	}
+	missing, extra, differ := diffSeries(whole, union)
+	require.Empty(t, missing, "only in the unsharded agent")
+	require.Empty(t, extra, "only in the shards")
+	require.Empty(t, differ, "values differ")
+
+	// Each object is where OwnedBy says: every pod and node's series are in
+	// exactly its shard.
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	owned := func(m map[string]float64, family, label, value string) bool {
+		for k := range m {
+			if strings.HasPrefix(k, family+"{") && strings.Contains(k, label+`="`+value+`"`) {
+				return true
+			}
+		}
+		return false
+	}
+	type object struct{ family, label, value string }
+	expect := map[object]bool{} // object: owned by shard 0
+	for _, p := range pods.Items {
+		expect[object{"kube_pod_info", "uid", string(p.UID)}] = watch.OwnedBy(p.UID, 0, 2)
+	}
+	for _, n := range nodes.Items {
+		expect[object{"kube_node_info", "node", n.Name}] = watch.OwnedBy(n.UID, 0, 2)
+	}
+	for o, in0 := range expect {
+		require.Equal(t, in0, owned(got0, o.family, o.label, o.value), "%v in shard 0", o)
+		require.Equal(t, !in0, owned(got1, o.family, o.label, o.value), "%v in shard 1", o)
+	}
+
+	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Run("shard 0 equals kube-state-metrics", func(t *testing.T) {
+		want, _ := compareWithKubeStateMetrics(t, ctx, []string{
+			"--resources=pods,nodes",
+			"--namespaces=" + ns,
+			"--shard=0",
+			"--total-shards=2",
+		}, settings+"shard: 0\ntotal_shards: 2\n")
+		// The same objects, by kube-state-metrics' own hashing.
+		for o, in0 := range expect {
+			require.Equal(t, in0, owned(want, o.family, o.label, o.value), "%v in kube-state-metrics' shard 0", o)
+		}
+	})
+}
+
+// startCapturedAgent runs an agent with settings and a capture receiver
+// until the test ends. The returned function waits until the agent is ready
+// and returns its last complete snapshot, without staleness markers.
+func startCapturedAgent(t *testing.T, ctx context.Context, settings string) func() map[string]float64 {
+	t.Helper()
+	capture := testenv.NewCapture()
+	t.Cleanup(capture.Close)
+	cfgText := fmt.Sprintf(`kubeconfig: %s
+snapshot_interval: 1s
+listen_address: ""
+remote_write:
+  - url: %s
+    queue_config: {batch_send_deadline: 100ms}
+%s`, env.cp.Kubeconfig, capture.URL(), settings)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
+	cfg, err := agent.LoadFile(path)
+	require.NoError(t, err)
+	a, err := agent.New(cfg, agent.Options{})
+	require.NoError(t, err)
+	actx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(actx) }()
+	t.Cleanup(func() { stop(); <-done })
+
+	return func() map[string]float64 {
+		t.Helper()
+		eventually(t, time.Minute, "agent ready", func() error {
+			if !a.Ready() {
+				return fmt.Errorf("not ready")
+			}
+			return nil
+		})
+		before := len(capture.Timestamps())
+		var got map[string]float64
+		eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
+			ts := capture.Timestamps()
+			if len(ts) < before+2 {
+				return fmt.Errorf("%d snapshots since ready", len(ts)-before)
+			}
+			// The last but one, taken after ready: the last may still be
+			// arriving.
+			got = capture.Series(ts[len(ts)-2])
+			for k, v := range got {
+				if encode.IsStaleNaN(v) {
+					delete(got, k)
+				}
+			}
+			return nil
+		})
+		return got
+	}
+}
