@@ -61,6 +61,10 @@ type Agent struct {
 	snap *snapshotter
 	// listener serves /metrics and the probes, when configured.
 	listener net.Listener
+	// leader runs the leader election, when enabled (nil otherwise); gate
+	// then lets only the leader's snapshots reach the endpoints.
+	leader *leader
+	gate   *gate
 }
 
 // New builds an agent from a validated configuration. It opens the
@@ -108,6 +112,9 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	}
 	qm := queue.NewMetrics(a.reg)
 	a.snap = &snapshotter{maps: a.maps, metrics: m}
+	if cfg.PushSelfMetrics {
+		a.snap.self = newSelfPush(a.reg, ext, a.log)
+	}
 	for _, rw := range cfg.RemoteWrite {
 		e, err := queue.New(rw, queue.Options{Logger: a.log, Metrics: qm, UserAgent: "kube-state-push/" + Version})
 		if err != nil {
@@ -115,6 +122,14 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		}
 		a.endpoints = append(a.endpoints, e)
 		a.snap.endpoints = append(a.snap.endpoints, e)
+	}
+	if cfg.LeaderElection.Enabled {
+		var err error
+		if a.leader, err = newLeader(cfg.LeaderElection, a.clients.Kube, a.reg, a.log); err != nil {
+			return nil, err
+		}
+		a.gate = &gate{}
+		a.snap.endpoints = a.gate.wrap(a.snap.endpoints)
 	}
 	if cfg.ListenAddress != "" {
 		l, err := net.Listen("tcp", cfg.ListenAddress)
@@ -176,6 +191,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}()
 	}
 	a.log.Info("watching", "resources", a.cfg.Watch.Resources, "endpoints", len(a.endpoints), "interval", a.cfg.SnapshotInterval)
+	stopElection := a.elect(ctx)
 
 	ticker := time.NewTicker(a.cfg.SnapshotInterval)
 	for running := true; running; {
@@ -183,6 +199,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			running = false
 		case t := <-ticker.C:
+			a.openGate()
 			n := a.snap.tick(ctx, t)
 			a.log.Debug("snapshot queued", "samples", n, "took", time.Since(t))
 		}
@@ -195,7 +212,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	// A shutdown context of its own: ctx is already cancelled.
 	stopCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
+	a.openGate()
 	n := a.snap.tick(stopCtx, time.Now())
+	stopElection(stopCtx)
 	a.log.Info("stopping: final snapshot queued, flushing", "samples", n, "deadline", a.cfg.ShutdownTimeout)
 
 	// Phase 2: flush within the deadline; then what is left is dropped.

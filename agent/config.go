@@ -33,8 +33,14 @@ type Config struct {
 	ListenAddress string `yaml:"listen_address,omitempty"`
 	// ShutdownTimeout bounds the final flush at stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout,omitempty"`
+	// PushSelfMetrics also pushes the agent's own metrics (those of /metrics)
+	// with every snapshot, labelled job="kube-state-push". No omitempty:
+	// false must print, or the effective config would load back as true.
+	PushSelfMetrics bool `yaml:"push_self_metrics"`
 	// RemoteWrite lists the endpoints every sample is sent to.
 	RemoteWrite []queue.Config `yaml:"remote_write"`
+	// LeaderElection lets replicas elect one that pushes (leader.go).
+	LeaderElection LeaderElectionConfig `yaml:"leader_election,omitempty"`
 }
 
 // DefaultConfig holds every default of the top level.
@@ -42,6 +48,8 @@ var DefaultConfig = Config{
 	SnapshotInterval: 30 * time.Second,
 	ListenAddress:    ":8080",
 	ShutdownTimeout:  30 * time.Second,
+	PushSelfMetrics:  true,
+	LeaderElection:   DefaultLeaderElectionConfig,
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
@@ -74,6 +82,9 @@ func (c *Config) Validate() error {
 		case c.ExternalLabels[name] == "":
 			errs = append(errs, confkey.Errorf(key, "value is empty"))
 		}
+	}
+	if err := c.LeaderElection.Validate(); err != nil {
+		errs = append(errs, confkey.Under("leader_election", err))
 	}
 	if len(c.RemoteWrite) == 0 {
 		errs = append(errs, confkey.Errorf("remote_write", "at least one endpoint is required"))

@@ -30,6 +30,8 @@ func TestExampleConfig(t *testing.T) {
 	require.Equal(t, map[string]string{"cluster": "edge-1"}, cfg.ExternalLabels)
 	require.Equal(t, DefaultConfig.ListenAddress, cfg.ListenAddress)
 	require.Equal(t, DefaultConfig.ShutdownTimeout, cfg.ShutdownTimeout)
+	require.True(t, cfg.PushSelfMetrics)
+	require.Equal(t, DefaultConfig.PushSelfMetrics, cfg.PushSelfMetrics)
 
 	require.Len(t, cfg.RemoteWrite, 1)
 	rw := cfg.RemoteWrite[0]

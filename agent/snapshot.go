@@ -26,6 +26,9 @@ type snapshotter struct {
 	endpoints []appender
 	// metrics count snapshots.
 	metrics *metrics
+	// self renders the agent's own metrics into each snapshot
+	// (selfpush.go); nil when push_self_metrics is off.
+	self *selfPush
 
 	// sets, stale and items are scratch space reused between ticks.
 	sets  []*encode.SeriesSet
@@ -90,6 +93,7 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 		clear(s.sets)
 		clear(s.stale)
 	}
+	total += s.addSelf(ctx, ms)
 	s.flush(ctx)
 	for rm, t := range s.perResource {
 		rm.series.Set(float64(t.series))

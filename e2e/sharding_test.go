@@ -136,6 +136,7 @@ func startCapturedAgent(t *testing.T, ctx context.Context, settings string) func
 	cfgText := fmt.Sprintf(`kubeconfig: %s
 snapshot_interval: 1s
 listen_address: ""
+push_self_metrics: false # every captured series is compared: not the agent's own
 remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}

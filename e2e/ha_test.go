@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// haLeaseDuration and haInterval are the election's and snapshots' timing in the test: short, so failover is quick.
+const (
+	haLeaseDuration = 3 * time.Second
+	haInterval      = time.Second
+)
+
+// haAgent is an agent with leader election on, pushing to its own receiver.
+type haAgent struct {
+	id      string
+	agent   *agent.Agent
+	reg     *prometheus.Registry
+	capture *testenv.Capture
+	// stop cancels the agent and waits for Run to return (the Lease
+	// released, the queues flushed).
+	stop func() error
+}
+
+// Two replicas with leader election produce one stream: only the leader's
+// receiver gets snapshots. When the leader stops, it releases the Lease and
+// the other takes over with no gap longer than lease_duration plus two
+// snapshot intervals, and its snapshots hold the same series (it was a warm
+// standby).
+func TestHAFailover(t *testing.T) {
+	needEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	ns := "ha"
+	sc, err := testenv.CreateSampleCluster(ctx, client, ns, "ha")
+	require.NoError(t, err)
+	defer cleanupNodes(t, client, sc.Nodes)
+
+	a := startHAAgent(t, ctx, ns, "ha-a")
+	b := startHAAgent(t, ctx, ns, "ha-b")
+	for _, h := range []*haAgent{a, b} {
+		eventually(t, time.Minute, h.id+" ready", func() error {
+			if !h.agent.Ready() {
+				return fmt.Errorf("not ready")
+			}
+			return nil
+		})
+	}
+
+	// Within ~10s one receiver gets snapshots; then, over three more of
+	// them, the other still gets none.
+	var leader, follower *haAgent
+	eventually(t, 10*time.Second, "one receiver gets snapshots", func() error {
+		na, nb := len(a.capture.Timestamps()), len(b.capture.Timestamps())
+		switch {
+		case na > 0 && nb > 0:
+			t.Fatalf("both receivers get snapshots: %d and %d", na, nb)
+		case na >= 2:
+			leader, follower = a, b
+		case nb >= 2:
+			leader, follower = b, a
+		default:
+			return fmt.Errorf("%d and %d snapshots", na, nb)
+		}
+		return nil
+	})
+	n := len(leader.capture.Timestamps())
+	eventually(t, 10*time.Second, "three more snapshots at the leader", func() error {
+		if got := len(leader.capture.Timestamps()); got < n+3 {
+			return fmt.Errorf("%d more", got-n)
+		}
+		return nil
+	})
+	require.Empty(t, follower.capture.Timestamps(), "the follower %s pushes nothing", follower.id)
+	require.Equal(t, 1.0, gauge(t, leader.reg, "kube_state_push_leader"), leader.id)
+	require.Equal(t, 0.0, gauge(t, follower.reg, "kube_state_push_leader"), follower.id)
+	t.Logf("%s leads, %s follows", leader.id, follower.id)
+
+	// The leader's last complete snapshot, to compare with the follower's.
+	lts := leader.capture.Timestamps()
+	before := leader.capture.Series(lts[len(lts)-2])
+
+	// Stop the leader: its final snapshot is queued, then the Lease released.
+	require.NoError(t, leader.stop())
+	lts = leader.capture.Timestamps()
+	last := lts[len(lts)-1]
+	maxGap := haLeaseDuration + 2*haInterval
+	eventually(t, maxGap+5*time.Second, "the follower takes over", func() error {
+		if len(follower.capture.Timestamps()) < 3 {
+			return fmt.Errorf("%d snapshots", len(follower.capture.Timestamps()))
+		}
+		return nil
+	})
+	fts := follower.capture.Timestamps()
+	gap := time.Duration(fts[0]-last) * time.Millisecond
+	t.Logf("failover gap: %s between the last sample at %s's receiver and the first at %s's (limit %s)", gap, leader.id, follower.id, maxGap)
+	require.Positive(t, gap, "the follower starts after the leader's final snapshot")
+	require.LessOrEqual(t, gap, maxGap)
+	require.Equal(t, 1.0, gauge(t, follower.reg, "kube_state_push_leader"), follower.id)
+
+	// A warm standby: its first complete snapshot holds the same cluster
+	// series (its self-metrics differ: they name its own endpoint).
+	after := follower.capture.Series(fts[1])
+	for _, m := range []map[string]float64{before, after} {
+		for k := range m {
+			if strings.HasPrefix(k, "kube_state_push_") {
+				delete(m, k)
+			}
+		}
+	}
+	require.NotEmpty(t, after)
+	missing, extra, _ := diffSeries(before, after)
+	require.Empty(t, missing, "only before failover")
+	require.Empty(t, extra, "only after failover")
+}
+
+// startHAAgent runs an agent with leader election on the Lease ha-ksp in ns,
+// as identity id, pushing to a receiver of its own, until the test ends.
+func startHAAgent(t *testing.T, ctx context.Context, ns, id string) *haAgent {
+	t.Helper()
+	capture := testenv.NewCapture()
+	t.Cleanup(capture.Close)
+	cfgText := fmt.Sprintf(`kubeconfig: %s
+snapshot_interval: %s
+listen_address: ""
+resources: [pods, nodes]
+namespaces: [%s]
+leader_election:
+  enabled: true
+  lease_name: ha-ksp
+  lease_namespace: %s
+  identity: %s
+  lease_duration: %s
+  renew_deadline: 2s
+  retry_period: 500ms
+remote_write:
+  - url: %s
+    queue_config: {batch_send_deadline: 100ms}
+`, env.cp.Kubeconfig, haInterval, ns, ns, id, haLeaseDuration, capture.URL())
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
+	cfg, err := agent.LoadFile(path)
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	a, err := agent.New(cfg, agent.Options{Registry: reg})
+	require.NoError(t, err)
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(actx) }()
+	var stopped bool
+	var runErr error
+	stop := func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			runErr = <-done
+		}
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &haAgent{id: id, agent: a, reg: reg, capture: capture, stop: stop}
+}
+
+// gauge returns the value of an unlabelled gauge in reg.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			require.Len(t, mf.GetMetric(), 1)
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no %s", name)
+	return 0
+}
