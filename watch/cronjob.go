@@ -73,7 +73,7 @@ func cronJobFamilies(o FamilyOptions) []Family[*batchv1.CronJob] {
 		{
 			Name: "kube_cronjob_spec_starting_deadline_seconds", Help: "Deadline in seconds for starting the job if it misses scheduled time for any reason.",
 			Type: Gauge, Stability: Stable,
-			Generate: func(j C, e *Emitter) { emitOptionalCount(e, j.Spec.StartingDeadlineSeconds) },
+			Generate: optionalCountGauge(func(j C) *int64 { return j.Spec.StartingDeadlineSeconds }),
 		},
 		{
 			Name: "kube_cronjob_next_schedule_time", Help: "Next time the cronjob should be scheduled. The time after lastScheduleTime, or after the cron job's creation time if it's never been scheduled. Use this to determine if the job is delayed.",
@@ -95,12 +95,12 @@ func cronJobFamilies(o FamilyOptions) []Family[*batchv1.CronJob] {
 		{
 			Name: "kube_cronjob_spec_successful_job_history_limit", Help: "Successful job history limit tells the controller how many completed jobs should be preserved.",
 			Type: Gauge, Stability: Alpha,
-			Generate: func(j C, e *Emitter) { emitOptionalCount(e, j.Spec.SuccessfulJobsHistoryLimit) },
+			Generate: optionalCountGauge(func(j C) *int32 { return j.Spec.SuccessfulJobsHistoryLimit }),
 		},
 		{
 			Name: "kube_cronjob_spec_failed_job_history_limit", Help: "Failed job history limit tells the controller how many failed jobs should be preserved.",
 			Type: Gauge, Stability: Alpha,
-			Generate: func(j C, e *Emitter) { emitOptionalCount(e, j.Spec.FailedJobsHistoryLimit) },
+			Generate: optionalCountGauge(func(j C) *int32 { return j.Spec.FailedJobsHistoryLimit }),
 		},
 	}
 }

@@ -178,24 +178,3 @@ func emitOwnersKindName[T metav1.Object](o T, e *Emitter) {
 // Generators shared by the workload resources (deployments, replica sets,
 // stateful sets, daemon sets, replication controllers), whose families are
 // mostly counts read from spec and status.
-
-// countGauge renders one series valued by the number get reads.
-func countGauge[T any, N int32 | int64](get func(T) N) func(T, *Emitter) {
-	return func(o T, e *Emitter) { e.Emit(float64(get(o))) }
-}
-
-// optionalCountGauge renders the number get points to, and nothing when it
-// is nil (an unset optional field).
-func optionalCountGauge[T any, N int32 | int64](get func(T) *N) func(T, *Emitter) {
-	return func(o T, e *Emitter) {
-		if p := get(o); p != nil {
-			e.Emit(float64(*p))
-		}
-	}
-}
-
-// emitObjectGeneration renders metadata.generation (the
-// *_metadata_generation families), zero included.
-func emitObjectGeneration[T metav1.Object](o T, e *Emitter) {
-	e.Emit(float64(o.GetGeneration()))
-}

@@ -42,7 +42,7 @@ func hpaFamilies(o FamilyOptions) []Family[*autoscalingv2.HorizontalPodAutoscale
 		{
 			Name: "kube_horizontalpodautoscaler_metadata_generation", Help: "The generation observed by the HorizontalPodAutoscaler controller.",
 			Type: Gauge, Stability: Stable,
-			Generate: func(a H, e *Emitter) { e.Emit(float64(a.Generation)) },
+			Generate: emitObjectGeneration[H],
 		},
 		{
 			Name: "kube_horizontalpodautoscaler_spec_max_replicas", Help: "Upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.",

@@ -58,17 +58,17 @@ func jobFamilies(o FamilyOptions) []Family[*batchv1.Job] {
 		{
 			Name: "kube_job_spec_parallelism", Help: "The maximum desired number of pods the job should run at any given time.",
 			Type: Gauge, Stability: Stable,
-			Generate: func(j J, e *Emitter) { emitOptionalCount(e, j.Spec.Parallelism) },
+			Generate: optionalCountGauge(func(j J) *int32 { return j.Spec.Parallelism }),
 		},
 		{
 			Name: "kube_job_spec_completions", Help: "The desired number of successfully finished pods the job should be run with.",
 			Type: Gauge, Stability: Stable,
-			Generate: func(j J, e *Emitter) { emitOptionalCount(e, j.Spec.Completions) },
+			Generate: optionalCountGauge(func(j J) *int32 { return j.Spec.Completions }),
 		},
 		{
 			Name: "kube_job_spec_active_deadline_seconds", Help: "The duration in seconds relative to the startTime that the job may be active before the system tries to terminate it.",
 			Type: Gauge, Stability: Stable,
-			Generate: func(j J, e *Emitter) { emitOptionalCount(e, j.Spec.ActiveDeadlineSeconds) },
+			Generate: optionalCountGauge(func(j J) *int64 { return j.Spec.ActiveDeadlineSeconds }),
 		},
 		{
 			Name: "kube_job_status_succeeded", Help: "The number of pods which reached Phase Succeeded.",
@@ -166,14 +166,6 @@ func jobConditionState(t batchv1.JobConditionType) func(*batchv1.Job, *Emitter) 
 				emitConditionState(e, "condition", c.Status)
 			}
 		}
-	}
-}
-
-// emitOptionalCount renders an optional number, when set. Shared by the
-// batch resources' spec families.
-func emitOptionalCount[N int32 | int64](e *Emitter, v *N) {
-	if v != nil {
-		e.Emit(float64(*v))
 	}
 }
 

@@ -48,6 +48,27 @@ func emitOwners[T metav1.Object](o T, e *Emitter) {
 	}
 }
 
+// countGauge renders one series valued by the number get reads.
+func countGauge[T any, N int32 | int64](get func(T) N) func(T, *Emitter) {
+	return func(o T, e *Emitter) { e.Emit(float64(get(o))) }
+}
+
+// optionalCountGauge renders the number get points to, and nothing when it
+// is nil (an unset optional field).
+func optionalCountGauge[T any, N int32 | int64](get func(T) *N) func(T, *Emitter) {
+	return func(o T, e *Emitter) {
+		if p := get(o); p != nil {
+			e.Emit(float64(*p))
+		}
+	}
+}
+
+// emitObjectGeneration renders metadata.generation (the
+// *_metadata_generation families), zero included.
+func emitObjectGeneration[T metav1.Object](o T, e *Emitter) {
+	e.Emit(float64(o.GetGeneration()))
+}
+
 // mapFamily renders a kube_<resource>_labels or _annotations family:
 // nothing without an allowlist, otherwise one series carrying the allowed
 // keys (only the identity labels when none of them is set).
