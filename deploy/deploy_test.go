@@ -5,14 +5,11 @@ package deploy_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -21,10 +18,8 @@ import (
 // The ClusterRole grants get, list and watch on exactly the resources the
 // agent can watch: no more, no less.
 func TestClusterRole(t *testing.T) {
-	data, err := os.ReadFile("base/clusterrole.yaml")
-	require.NoError(t, err)
 	var role rbacv1.ClusterRole
-	require.NoError(t, yaml.UnmarshalStrict(data, &role))
+	readManifest(t, "base/clusterrole.yaml", &role, true)
 	require.Equal(t, "ClusterRole", role.Kind)
 
 	var got []string
@@ -62,64 +57,20 @@ func TestConfig(t *testing.T) {
 
 // Every file the kustomization names exists.
 func TestKustomization(t *testing.T) {
-	data, err := os.ReadFile("base/kustomization.yaml")
-	require.NoError(t, err)
-	var k struct {
-		Resources          []string `json:"resources"`
-		ConfigMapGenerator []struct {
-			Files []string `json:"files"`
-		} `json:"configMapGenerator"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &k))
-	files := k.Resources
-	for _, g := range k.ConfigMapGenerator {
-		files = append(files, g.Files...)
-	}
-	require.NotEmpty(t, files)
-	for _, f := range files {
-		_, err := os.Stat(filepath.Join("base", f))
-		require.NoError(t, err, "kustomization.yaml names %s", f)
-	}
+	kustomizationFiles(t, "base")
 }
 
 // The sharded overlay names only files that exist, runs the agent with
 // auto_sharding and the downward API env it needs, and grants no more than
 // get on the agent's own StatefulSet.
 func TestShardedOverlay(t *testing.T) {
-	data, err := os.ReadFile("sharded/kustomization.yaml")
-	require.NoError(t, err)
-	var k struct {
-		Resources          []string `json:"resources"`
-		ConfigMapGenerator []struct {
-			Files []string `json:"files"`
-		} `json:"configMapGenerator"`
-		Patches []struct {
-			Path string `json:"path"`
-		} `json:"patches"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &k))
+	files, k := kustomizationFiles(t, "sharded")
 	require.Contains(t, k.Resources, "../base")
-	files := k.Resources
-	for _, g := range k.ConfigMapGenerator {
-		files = append(files, g.Files...)
-	}
-	for _, p := range k.Patches {
-		files = append(files, p.Path)
-	}
-	for _, f := range files {
-		_, err := os.Stat(filepath.Join("sharded", f))
-		require.NoError(t, err, "kustomization.yaml names %s", f)
-	}
 	for _, f := range []string{"role.yaml", "rolebinding.yaml", "statefulset.yaml", "config.yaml"} {
 		require.Contains(t, files, f)
 	}
 
-	data, err = os.ReadFile("sharded/role.yaml")
-	require.NoError(t, err)
-	var role rbacv1.Role
-	require.NoError(t, yaml.UnmarshalStrict(data, &role))
-	require.Equal(t, "Role", role.Kind)
-	require.Equal(t, "kube-state-push", role.Namespace)
+	role := readRole(t, "sharded")
 	require.Len(t, role.Rules, 1)
 	rule := role.Rules[0]
 	require.Equal(t, []string{"apps"}, rule.APIGroups)
@@ -128,77 +79,36 @@ func TestShardedOverlay(t *testing.T) {
 	require.Equal(t, []string{"kube-state-push"}, rule.ResourceNames, "only its own StatefulSet")
 	require.Empty(t, rule.NonResourceURLs)
 
-	data, err = os.ReadFile("sharded/rolebinding.yaml")
-	require.NoError(t, err)
-	var rb rbacv1.RoleBinding
-	require.NoError(t, yaml.UnmarshalStrict(data, &rb))
-	require.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}, rb.RoleRef)
-	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kube-state-push", Namespace: "kube-state-push"}}, rb.Subjects)
-
-	data, err = os.ReadFile("sharded/config.yaml")
+	data, err := os.ReadFile("sharded/config.yaml")
 	require.NoError(t, err)
 	cfg, err := agent.Load(data, "sharded/config.yaml")
 	require.NoError(t, err)
 	require.True(t, cfg.Watch.AutoSharding)
 
-	data, err = os.ReadFile("sharded/statefulset.yaml")
-	require.NoError(t, err)
-	for _, s := range []string{"value: StatefulSet", "name: POD_NAME", "fieldPath: metadata.name", "name: POD_NAMESPACE", "fieldPath: metadata.namespace"} {
-		require.Contains(t, string(data), s)
-	}
+	requireContainsAll(t, "sharded/statefulset.yaml", append([]string{"value: StatefulSet"}, downwardAPIEnv...)...)
 
 	// With kubectl at hand, the overlay renders to a StatefulSet.
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Log("kubectl not found: the overlay is not rendered")
-		return
+	if out, ok := renderOverlay(t, "sharded"); ok {
+		require.Contains(t, out, "kind: StatefulSet")
+		require.NotContains(t, out, "kind: Deployment")
+		require.Contains(t, out, "replicas: 2")
 	}
-	out, err := exec.Command("kubectl", "kustomize", "sharded").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "kind: StatefulSet")
-	require.NotContains(t, string(out), "kind: Deployment")
-	require.Contains(t, string(out), "replicas: 2")
 }
 
 // The HA overlay names only files that exist, runs two replicas with
 // leader_election on and the downward API env it needs, and grants get and
 // update on the agent's own Lease and create on Leases, nothing more.
 func TestHAOverlay(t *testing.T) {
-	data, err := os.ReadFile("ha/kustomization.yaml")
-	require.NoError(t, err)
-	var k struct {
-		Resources          []string `json:"resources"`
-		ConfigMapGenerator []struct {
-			Behavior string   `json:"behavior"`
-			Files    []string `json:"files"`
-		} `json:"configMapGenerator"`
-		Patches []struct {
-			Path string `json:"path"`
-		} `json:"patches"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &k))
+	files, k := kustomizationFiles(t, "ha")
 	require.Contains(t, k.Resources, "../base")
-	files := k.Resources
 	for _, g := range k.ConfigMapGenerator {
 		require.Equal(t, "replace", g.Behavior)
-		files = append(files, g.Files...)
-	}
-	for _, p := range k.Patches {
-		files = append(files, p.Path)
-	}
-	for _, f := range files {
-		_, err := os.Stat(filepath.Join("ha", f))
-		require.NoError(t, err, "kustomization.yaml names %s", f)
 	}
 	for _, f := range []string{"role.yaml", "rolebinding.yaml", "deployment.yaml", "config.yaml"} {
 		require.Contains(t, files, f)
 	}
 
-	data, err = os.ReadFile("ha/role.yaml")
-	require.NoError(t, err)
-	var role rbacv1.Role
-	require.NoError(t, yaml.UnmarshalStrict(data, &role))
-	require.Equal(t, "Role", role.Kind)
-	require.Equal(t, "kube-state-push", role.Namespace)
+	role := readRole(t, "ha")
 	require.Equal(t, []rbacv1.PolicyRule{
 		{
 			APIGroups:     []string{"coordination.k8s.io"},
@@ -214,18 +124,11 @@ func TestHAOverlay(t *testing.T) {
 		},
 	}, role.Rules)
 
-	data, err = os.ReadFile("ha/rolebinding.yaml")
-	require.NoError(t, err)
-	var rb rbacv1.RoleBinding
-	require.NoError(t, yaml.UnmarshalStrict(data, &rb))
-	require.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}, rb.RoleRef)
-	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kube-state-push", Namespace: "kube-state-push"}}, rb.Subjects)
-
 	// The Lease the config names is the one the Role grants; its namespace
 	// and identity come from the pod's env.
 	t.Setenv("POD_NAMESPACE", "kube-state-push")
 	t.Setenv("POD_NAME", "kube-state-push-0")
-	data, err = os.ReadFile("ha/config.yaml")
+	data, err := os.ReadFile("ha/config.yaml")
 	require.NoError(t, err)
 	cfg, err := agent.Load(data, "ha/config.yaml")
 	require.NoError(t, err)
@@ -235,20 +138,12 @@ func TestHAOverlay(t *testing.T) {
 	require.Equal(t, "kube-state-push", le.LeaseNamespace)
 	require.Equal(t, "kube-state-push-0", le.Identity)
 
-	data, err = os.ReadFile("ha/deployment.yaml")
-	require.NoError(t, err)
-	for _, s := range []string{"value: 2", "name: POD_NAME", "fieldPath: metadata.name", "name: POD_NAMESPACE", "fieldPath: metadata.namespace"} {
-		require.Contains(t, string(data), s)
-	}
+	requireContainsAll(t, "ha/deployment.yaml", append([]string{"value: 2"}, downwardAPIEnv...)...)
 
 	// With kubectl at hand, the overlay renders to a two-replica Deployment.
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Log("kubectl not found: the overlay is not rendered")
-		return
+	if out, ok := renderOverlay(t, "ha"); ok {
+		require.Contains(t, out, "kind: Deployment")
+		require.Contains(t, out, "replicas: 2")
+		require.Contains(t, out, "leader_election:")
 	}
-	out, err := exec.Command("kubectl", "kustomize", "ha").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "kind: Deployment")
-	require.Contains(t, string(out), "replicas: 2")
-	require.Contains(t, string(out), "leader_election:")
 }
