@@ -2,6 +2,9 @@ package watch
 
 import (
 	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,4 +30,18 @@ func (r *Resource) NewReflector(c Clients, namespace, fieldSelector string, stor
 	return cache.NewReflectorWithOptions(lw, r.expected, store, cache.ReflectorOptions{
 		Name: "kube-state-push/" + r.Name,
 	})
+}
+
+// List lists the resource's objects in one namespace ("" for all), with the
+// same list call its reflector makes, one page.
+func (r *Resource) List(ctx context.Context, c Clients, namespace string) ([]runtime.Object, error) {
+	l, err := r.list(ctx, c, namespace, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", r.Name, err)
+	}
+	items, err := meta.ExtractList(l)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", r.Name, err)
+	}
+	return items, nil
 }

@@ -203,3 +203,11 @@ func UIDOf(obj any) types.UID {
 	}
 	return ""
 }
+
+// NameOf returns the name of a Kubernetes object, or "" for anything else.
+func NameOf(obj any) string {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetName()
+	}
+	return ""
+}

@@ -6,10 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -25,6 +21,8 @@ func TestFixturesBatch(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
+	clients, err := watch.NewClients(cp.RESTConfig(), "fixtures-test")
+	require.NoError(t, err)
 	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesBatch, "batch-a", "batch-b"))
 
 	const ns = "batch-a"
@@ -33,7 +31,7 @@ func TestFixturesBatch(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, ok := watch.Lookup(name)
 			require.True(t, ok)
-			items := listBatchFixtures(ctx, t, c, name, ns)
+			items := listOwn(ctx, t, clients, r, ns)
 			require.Len(t, items, want)
 			seen := renderedFamilies(t, r, opts, items)
 			for _, f := range r.Families(opts) {
@@ -47,28 +45,4 @@ func TestFixturesBatch(t *testing.T) {
 // create in one namespace.
 var batchFixtureCounts = map[string]int{
 	"cronjobs": 8, "jobs": 7, "horizontalpodautoscalers": 2, "poddisruptionbudgets": 3,
-}
-
-// listBatchFixtures lists the objects of one batch resource in ns.
-func listBatchFixtures(ctx context.Context, t *testing.T, c kubernetes.Interface, resource, ns string) []runtime.Object {
-	t.Helper()
-	o := metav1.ListOptions{}
-	var l runtime.Object
-	var err error
-	switch resource {
-	case "cronjobs":
-		l, err = c.BatchV1().CronJobs(ns).List(ctx, o)
-	case "jobs":
-		l, err = c.BatchV1().Jobs(ns).List(ctx, o)
-	case "horizontalpodautoscalers":
-		l, err = c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
-	case "poddisruptionbudgets":
-		l, err = c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, o)
-	default:
-		t.Fatalf("unknown resource %s", resource)
-	}
-	require.NoError(t, err)
-	items, err := meta.ExtractList(l)
-	require.NoError(t, err)
-	return items
 }

@@ -2,16 +2,12 @@ package testenv_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -27,6 +23,8 @@ func TestFixturesNetwork(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
+	clients, err := watch.NewClients(cp.RESTConfig(), "fixtures-test")
+	require.NoError(t, err)
 	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesNetwork, "network-a", "network-b"))
 
 	const ns = "network-a"
@@ -39,7 +37,7 @@ func TestFixturesNetwork(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r, ok := watch.Lookup(name)
 			require.True(t, ok)
-			items := listNetworkFixtures(ctx, t, c, name, ns)
+			items := listOwn(ctx, t, clients, r, ns)
 			require.Len(t, items, want)
 			seen := renderedFamilies(t, r, opts, items)
 			for _, f := range r.Families(opts) {
@@ -54,43 +52,4 @@ func TestFixturesNetwork(t *testing.T) {
 var networkFixtureCounts = map[string]int{
 	"services": 6, "endpoints": 2, "endpointslices": 3, "ingresses": 3,
 	"ingressclasses": 2, "networkpolicies": 2, "namespaces": 3,
-}
-
-// listNetworkFixtures lists the objects of one resource that the fixtures
-// made for ns: those in ns, or the cluster-scoped ones named after it.
-func listNetworkFixtures(ctx context.Context, t *testing.T, c kubernetes.Interface, resource, ns string) []runtime.Object {
-	t.Helper()
-	o := metav1.ListOptions{}
-	var l runtime.Object
-	var err error
-	switch resource {
-	case "services":
-		l, err = c.CoreV1().Services(ns).List(ctx, o)
-	case "endpoints":
-		l, err = c.CoreV1().Endpoints(ns).List(ctx, o)
-	case "endpointslices":
-		l, err = c.DiscoveryV1().EndpointSlices(ns).List(ctx, o)
-	case "ingresses":
-		l, err = c.NetworkingV1().Ingresses(ns).List(ctx, o)
-	case "networkpolicies":
-		l, err = c.NetworkingV1().NetworkPolicies(ns).List(ctx, o)
-	case "ingressclasses":
-		l, err = c.NetworkingV1().IngressClasses().List(ctx, o)
-	case "namespaces":
-		l, err = c.CoreV1().Namespaces().List(ctx, o)
-	default:
-		t.Fatalf("unknown resource %s", resource)
-	}
-	require.NoError(t, err)
-	items, err := meta.ExtractList(l)
-	require.NoError(t, err)
-	var mine []runtime.Object
-	for _, it := range items {
-		m, err := meta.Accessor(it)
-		require.NoError(t, err)
-		if m.GetNamespace() == ns || m.GetName() == ns || strings.HasPrefix(m.GetName(), ns+"-") {
-			mine = append(mine, it)
-		}
-	}
-	return mine
 }
