@@ -115,8 +115,9 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	if cfg.PushSelfMetrics {
 		a.snap.self = newSelfPush(a.reg, ext, a.log)
 	}
+	md := familyMetadata(cfg)
 	for _, rw := range cfg.RemoteWrite {
-		e, err := queue.New(rw, queue.Options{Logger: a.log, Metrics: qm, UserAgent: "kube-state-push/" + Version})
+		e, err := queue.New(rw, queue.Options{Logger: a.log, Metrics: qm, UserAgent: "kube-state-push/" + Version, Metadata: md})
 		if err != nil {
 			return nil, err
 		}

@@ -12,14 +12,25 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 )
 
-// Remote-Write 1.0 request headers (remote_write_spec.md, "Protocol").
+// Remote-Write request and response headers (remote_write_spec.md and
+// remote_write_spec_2_0.md, "Protocol"). Content-Type and the version come
+// from the request's encoder.
 const (
-	contentType     = "application/x-protobuf"
 	contentEncoding = "snappy"
-	rwVersion       = "0.1.0"
 	versionHeader   = "X-Prometheus-Remote-Write-Version"
 	retryAttempt    = "Retry-Attempt"
+	// samplesWritten is how a 2.0 receiver says how many samples it stored;
+	// a 2xx without it means the receiver speaks only 1.0.
+	samplesWritten = "X-Prometheus-Remote-Write-Samples-Written"
 )
+
+// written is what a successful answer says about storage.
+type written struct {
+	// samples is the value of X-Prometheus-Remote-Write-Samples-Written.
+	samples int
+	// reported is true when the answer had that header (a 2.0 receiver).
+	reported bool
+}
 
 // maxErrBody is how much of an error response body is read for logging.
 const maxErrBody = 512
@@ -209,24 +220,26 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// send posts one compressed batch of n samples. It returns nil when the
-// endpoint accepted it, an *HTTPError for an answer that is not retried, a
-// *retriesEndedError when max_retry_duration passed, or the context's error.
-func (s *sender) send(ctx context.Context, body []byte, n int) error {
+// send posts one compressed request of n samples (or metadata entries),
+// with the Content-Type and version header of the protocol that encoded it.
+// It returns nil when the endpoint accepted it, with what the answer said
+// about storage; an *HTTPError for an answer that is not retried; a
+// *retriesEndedError when max_retry_duration passed; or the context's error.
+func (s *sender) send(ctx context.Context, body []byte, n int, ct, version string) (written, error) {
 	ctx = context.WithValue(ctx, samplesKey{}, n)
 	if s.maxRetry > 0 {
 		ctx = context.WithValue(ctx, retryDeadlineKey{}, time.Now().Add(s.maxRetry))
 	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, body)
 	if err != nil {
-		return fmt.Errorf("building request: %w", err)
+		return written{}, fmt.Errorf("building request: %w", err)
 	}
 	for k, v := range s.headers {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Encoding", contentEncoding)
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set(versionHeader, rwVersion)
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set(versionHeader, version)
 	req.Header.Set("User-Agent", s.userAgent)
 
 	resp, err := s.client.Do(req)
@@ -236,10 +249,10 @@ func (s *sender) send(ctx context.Context, body []byte, n int) error {
 			_ = resp.Body.Close()
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("sending batch: %w", ctx.Err())
+			return written{}, fmt.Errorf("sending batch: %w", ctx.Err())
 		}
 		s.metrics.requests.WithLabelValues("error").Inc()
-		return fmt.Errorf("sending batch: %w", err)
+		return written{}, fmt.Errorf("sending batch: %w", err)
 	}
 	defer func() {
 		// Drain (a bounded amount) so the connection can be reused.
@@ -247,16 +260,25 @@ func (s *sender) send(ctx context.Context, body []byte, n int) error {
 		_ = resp.Body.Close()
 	}()
 	if resp.StatusCode/100 == 2 {
-		return nil
+		var w written
+		if v := resp.Header.Get(samplesWritten); v != "" {
+			// An unparsable count still says the receiver speaks 2.0; it
+			// is then taken as everything written.
+			w.reported = true
+			if w.samples, err = strconv.Atoi(v); err != nil || w.samples < 0 {
+				w.samples = n
+			}
+		}
+		return w, nil
 	}
 	prefix, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
 	herr := &HTTPError{Status: resp.StatusCode, Body: string(prefix)}
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests && s.retry429 {
 		// A recoverable answer reaches here only when the retry deadline
 		// passed.
-		return &retriesEndedError{last: herr}
+		return written{}, &retriesEndedError{last: herr}
 	}
-	return herr
+	return written{}, herr
 }
 
 // retriesEndedError is a batch given up on while its error was recoverable:

@@ -215,7 +215,7 @@ func TestSendErrorBody(t *testing.T) {
 		_, _ = io.WriteString(w, "out of order sample: "+long)
 	})
 	s, _ := newTestSender(t, srv.URL, nil)
-	err := s.send(t.Context(), encodeItems(items(1, 1)), 1)
+	_, err := s.send(t.Context(), encodeItems(items(1, 1)), 1, encode.ContentTypeV1, encode.VersionV1)
 	var herr *HTTPError
 	require.ErrorAs(t, err, &herr)
 	require.Equal(t, http.StatusBadRequest, herr.Status)
@@ -233,7 +233,8 @@ func TestSendProtocolHeadersWin(t *testing.T) {
 		"User-Agent":    "other",
 		"X-Scope-OrgID": testTenant,
 	})
-	require.NoError(t, s.send(t.Context(), encodeItems(items(2, 1)), 2))
+	_, err := s.send(t.Context(), encodeItems(items(2, 1)), 2, encode.ContentTypeV1, encode.VersionV1)
+	require.NoError(t, err)
 	reqs := srv.requests(t)
 	require.Len(t, reqs, 1)
 	requireProtocol(t, reqs[0].header)
@@ -247,7 +248,7 @@ func TestSendContextEnds(t *testing.T) {
 		srv.waitRequests(t, 2) // failed, then retried
 		cancel()
 	}()
-	err := s.send(ctx, encodeItems(items(1, 1)), 1)
+	_, err := s.send(ctx, encodeItems(items(1, 1)), 1, encode.ContentTypeV1, encode.VersionV1)
 	require.ErrorIs(t, err, context.Canceled)
 	var herr *HTTPError
 	require.False(t, errors.As(err, &herr), "not a drop decided by the endpoint")
@@ -294,7 +295,7 @@ func TestSendAnswerAfterContextEnds(t *testing.T) {
 			t.Cleanup(tr.CloseIdleConnections)
 			ctx, cancel := context.WithCancel(t.Context())
 			s, _ := newTestSenderWith(t, srv.URL, nil, cancelAfterResponse{RoundTripper: tr, cancel: cancel})
-			err := s.send(ctx, encodeItems(items(1, 1)), 1)
+			_, err := s.send(ctx, encodeItems(items(1, 1)), 1, encode.ContentTypeV1, encode.VersionV1)
 			switch tt.want {
 			case "sent":
 				require.NoError(t, err)

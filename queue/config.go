@@ -30,6 +30,46 @@ type Config struct {
 	HTTPClientConfig config.HTTPClientConfig `yaml:",inline"`
 	// QueueConfig tunes sharding, batching and retries.
 	QueueConfig QueueConfig `yaml:"queue_config,omitempty"`
+	// ProtobufMessage picks the Remote-Write version: ProtoV1
+	// ("prometheus.WriteRequest", 1.0, the default) or ProtoV2
+	// ("io.prometheus.write.v2.Request", 2.0), the names Prometheus'
+	// remote_write uses. A 2.0 endpoint that turns out to speak only 1.0
+	// (415, or a 2xx without the Samples-Written header) falls back to 1.0.
+	ProtobufMessage string `yaml:"protobuf_message,omitempty"`
+	// MetadataConfig schedules the 1.0 metadata requests (2.0 carries
+	// metadata in every series).
+	MetadataConfig MetadataConfig `yaml:"metadata_config,omitempty"`
+}
+
+// The values of protobuf_message.
+const (
+	// ProtoV1 is Remote-Write 1.0.
+	ProtoV1 = "prometheus.WriteRequest"
+	// ProtoV2 is Remote-Write 2.0.
+	ProtoV2 = "io.prometheus.write.v2.Request"
+)
+
+// MetadataConfig schedules the metadata (HELP, TYPE) a 1.0 endpoint gets in
+// requests of their own, as Prometheus sends them. The names and defaults are
+// Prometheus' own.
+type MetadataConfig struct {
+	// Send turns metadata requests on. No omitempty: an effective config must
+	// keep an explicit false.
+	Send bool `yaml:"send"`
+	// SendInterval is how often every family's metadata is sent.
+	SendInterval time.Duration `yaml:"send_interval,omitempty"`
+	// MaxSamplesPerSend is the most metadata entries in one request.
+	MaxSamplesPerSend int `yaml:"max_samples_per_send,omitempty"`
+}
+
+// DefaultMetadataConfig holds Prometheus' metadata defaults.
+var DefaultMetadataConfig = MetadataConfig{Send: true, SendInterval: time.Minute, MaxSamplesPerSend: 2000}
+
+// UnmarshalYAML starts from the defaults, so that keys left out keep them.
+func (m *MetadataConfig) UnmarshalYAML(unmarshal func(any) error) error {
+	*m = DefaultMetadataConfig
+	type plain MetadataConfig
+	return unmarshal((*plain)(m))
 }
 
 // QueueConfig tunes an endpoint's shards, batches and retries. The names and
@@ -78,6 +118,8 @@ var DefaultConfig = Config{
 	RemoteTimeout:    30 * time.Second,
 	HTTPClientConfig: config.DefaultHTTPClientConfig,
 	QueueConfig:      DefaultQueueConfig,
+	ProtobufMessage:  ProtoV1,
+	MetadataConfig:   DefaultMetadataConfig,
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
@@ -141,6 +183,19 @@ func (c *Config) Validate() error {
 	}
 	if err := c.QueueConfig.Validate(); err != nil {
 		errs = append(errs, confkey.Under("queue_config", err))
+	}
+	switch c.ProtobufMessage {
+	case ProtoV1, ProtoV2:
+	default:
+		errs = append(errs, confkey.Errorf("protobuf_message", "must be %q or %q, not %q", ProtoV1, ProtoV2, c.ProtobufMessage))
+	}
+	if m := c.MetadataConfig; m.Send {
+		if m.SendInterval <= 0 {
+			errs = append(errs, confkey.Errorf("metadata_config.send_interval", "must be positive, not %s", m.SendInterval))
+		}
+		if m.MaxSamplesPerSend <= 0 {
+			errs = append(errs, confkey.Errorf("metadata_config.max_samples_per_send", "must be at least 1, not %d", m.MaxSamplesPerSend))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -23,6 +23,10 @@ type Options struct {
 	Metrics *Metrics
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Metadata is the type, help and unit of every family the agent sends,
+	// by metric name: inline in every 2.0 series, and in metadata requests
+	// of their own to a 1.0 endpoint (metadata_config). Nil sends none.
+	Metadata map[string]encode.Metadata
 }
 
 // Item is one sample to send, with the hash of its labels that picks its
@@ -51,6 +55,19 @@ type Endpoint struct {
 	staging [][]encode.Sample
 	// drops rate-limits the log lines about dropped batches.
 	drops dropLog
+	// v2 is true while the endpoint is sent Remote-Write 2.0; it turns
+	// false, for the rest of the process' life, when the endpoint shows it
+	// speaks only 1.0 (fallBack).
+	v2 atomic.Bool
+	// metadata is Options.Metadata; metadataLookup reads it for 2.0
+	// encoders.
+	metadata       map[string]encode.Metadata
+	metadataLookup encode.MetadataFunc
+	// sent counts samples accepted, so that metadata is sent only by an
+	// endpoint that sends samples (a standby replica sends neither).
+	sent atomic.Int64
+	// metaStop ends the metadata loop; metaDone is closed when it ended.
+	metaStop, metaDone chan struct{}
 
 	// sendCtx is the context of in-flight requests; cancelSend ends them
 	// after the stop deadline.
@@ -71,6 +88,10 @@ type shard struct {
 	// flush is closed to make the shard send what it has without waiting
 	// for the batch deadline, and exit once empty.
 	flush chan struct{}
+	// v1 and v2 encode the shard's batches; they keep scratch space
+	// between batches. v2 is nil until the endpoint is sent 2.0.
+	v1 encode.V1Encoder
+	v2 *encode.V2Encoder
 }
 
 // New builds an endpoint from a validated Config. Nothing runs until Start.
@@ -82,11 +103,22 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	hc.Timeout = cfg.RemoteTimeout
 	m := o.Metrics.forEndpoint(cfg.Name)
 	e := &Endpoint{
-		cfg:     cfg,
-		log:     o.Logger.With("endpoint", cfg.Name),
-		metrics: m,
-		sender:  newSender(&cfg, hc, o.UserAgent, m),
+		cfg:      cfg,
+		log:      o.Logger.With("endpoint", cfg.Name),
+		metrics:  m,
+		sender:   newSender(&cfg, hc, o.UserAgent, m),
+		metadata: o.Metadata,
+		metaStop: make(chan struct{}),
+		metaDone: make(chan struct{}),
 	}
+	if o.Metadata != nil {
+		e.metadataLookup = func(name string) (encode.Metadata, bool) {
+			md, ok := o.Metadata[name]
+			return md, ok
+		}
+	}
+	e.v2.Store(cfg.ProtobufMessage == ProtoV2)
+	m.protocol.Set(protocolVersion(e.v2.Load()))
 	e.drops.every = time.Minute
 	n := cfg.QueueConfig.MinShards
 	e.shards = make([]*shard, n)
@@ -111,6 +143,7 @@ func (e *Endpoint) Start() {
 			e.runShard(s)
 		}()
 	}
+	go e.runMetadata()
 }
 
 // Append queues items, each on the shard its hash picks, in order. It blocks
@@ -141,6 +174,8 @@ func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 // then it cancels the requests in flight and counts what was left as dropped.
 // It returns an error when samples were dropped.
 func (e *Endpoint) Stop(ctx context.Context) error {
+	close(e.metaStop)
+	defer func() { <-e.metaDone }() // after cancelSend, which ends its request
 	for _, s := range e.shards {
 		close(s.flush)
 	}
@@ -175,7 +210,7 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 func (e *Endpoint) runShard(s *shard) {
 	q := e.cfg.QueueConfig
 	batch := make([]encode.Sample, 0, q.MaxSamplesPerSend)
-	var raw, compressed []byte
+	var compressed []byte
 	timer := time.NewTimer(q.BatchSendDeadline)
 	timer.Stop()
 	timerOn, deadline, flushing := false, false, false
@@ -183,9 +218,9 @@ func (e *Endpoint) runShard(s *shard) {
 	for {
 		batch = s.ring.take(batch, q.MaxSamplesPerSend-len(batch))
 		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
-			raw = encode.AppendWriteRequest(raw[:0], batch)
-			compressed = encode.Compress(compressed, raw)
-			e.sendBatch(batch, compressed)
+			enc := e.encoder(s)
+			compressed = enc.Encode(compressed, batch)
+			e.sendBatch(batch, compressed, enc)
 			e.metrics.queueLength.Sub(float64(len(batch)))
 			clear(batch) // drop label references for the GC
 			batch = batch[:0]
@@ -222,12 +257,54 @@ func (e *Endpoint) runShard(s *shard) {
 	}
 }
 
-// sendBatch sends one batch, whose encoded request is body, and accounts for
-// every sample of it once, as sent or dropped.
-func (e *Endpoint) sendBatch(batch []encode.Sample, body []byte) {
+// sendBatch sends one batch, whose request enc encoded as body, and
+// accounts for every sample of it once, as sent or dropped.
+func (e *Endpoint) sendBatch(batch []encode.Sample, body []byte, enc encode.RequestEncoder) {
 	start := time.Now()
-	e.deliver(batch, body)
+	e.deliver(batch, body, enc)
 	e.metrics.sendDuration.Observe(time.Since(start).Seconds())
+}
+
+// encoder returns the shard's encoder for the endpoint's protocol now.
+func (e *Endpoint) encoder(s *shard) encode.RequestEncoder {
+	if !e.v2.Load() {
+		return &s.v1
+	}
+	if s.v2 == nil {
+		s.v2 = &encode.V2Encoder{Metadata: e.metadataLookup}
+	}
+	return s.v2
+}
+
+// newEncoder returns a fresh encoder of the same protocol as enc, for
+// requests whose buffers must not be shared with one still being sent.
+func (e *Endpoint) newEncoder(enc encode.RequestEncoder) encode.RequestEncoder {
+	if enc.Version() == encode.VersionV2 {
+		return &encode.V2Encoder{Metadata: e.metadataLookup}
+	}
+	return &encode.V1Encoder{}
+}
+
+// fallBack switches the endpoint to Remote-Write 1.0 for good, once: it was
+// sent 2.0 and answered like a receiver that speaks only 1.0
+// (remote_write_spec_2_0.md: 415, or a 2xx without the Samples-Written
+// header, after which nothing may have been stored).
+func (e *Endpoint) fallBack(reason string) {
+	if !e.v2.CompareAndSwap(true, false) {
+		return // another shard fell back first
+	}
+	e.metrics.fallbacks[reason].Inc()
+	e.metrics.protocol.Set(protocolVersion(false))
+	e.log.Warn("endpoint speaks only Remote-Write 1.0: falling back to 1.0 for the rest of this run",
+		"reason", reason, "protobuf_message", e.cfg.ProtobufMessage)
+}
+
+// protocolVersion is the value of the protocol_version gauge.
+func protocolVersion(v2 bool) float64 {
+	if v2 {
+		return 2
+	}
+	return 1
 }
 
 // deliver sends batch, encoded as body. A batch of more than one sample
@@ -235,22 +312,49 @@ func (e *Endpoint) sendBatch(batch []encode.Sample, body []byte) {
 // first, so that every series keeps its order; no other pusher splits
 // (../shared/REFERENCE.md, "How the peers send"). A single sample still
 // answered 413 is dropped as too_large.
-func (e *Endpoint) deliver(batch []encode.Sample, body []byte) {
+//
+// A 2.0 request answered 415, or 2xx without the Samples-Written header, is
+// sent again as 1.0 after the endpoint falls back; a 2.0 receiver that wrote
+// fewer samples than it was sent is counted (samples_not_written_total).
+func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.RequestEncoder) {
 	n := len(batch)
-	err := e.sender.send(e.sendCtx, body, n)
+	w, err := e.sender.send(e.sendCtx, body, n, enc.ContentType(), enc.Version())
 	var herr *HTTPError
-	if n > 1 && errors.As(err, &herr) && herr.Status == http.StatusRequestEntityTooLarge {
+	isHTTP := errors.As(err, &herr)
+	if enc.Version() == encode.VersionV2 {
+		fallback := ""
+		switch {
+		case err == nil && !w.reported:
+			fallback = FallbackNoWrittenHeader
+		case isHTTP && herr.Status == http.StatusUnsupportedMediaType:
+			fallback = FallbackUnsupported
+		}
+		if fallback != "" {
+			e.fallBack(fallback)
+			v1 := &encode.V1Encoder{}
+			// A fresh buffer: the transport may still be reading body.
+			e.deliver(batch, v1.Encode(nil, batch), v1)
+			return
+		}
+		if err == nil && w.samples < n {
+			e.metrics.notWritten.Add(float64(n - w.samples))
+			e.drops.log(e.log, "not_written", n-w.samples, fmt.Errorf("endpoint wrote %d of %d samples", w.samples, n))
+		}
+	}
+	if n > 1 && isHTTP && herr.Status == http.StatusRequestEntityTooLarge {
 		e.log.Debug("splitting batch answered 413", "samples", n)
 		mid := n / 2
 		for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
 			// Fresh buffers: the transport may still be reading body.
-			e.deliver(half, encode.Compress(nil, encode.AppendWriteRequest(nil, half)))
+			enc := e.newEncoder(enc)
+			e.deliver(half, enc.Encode(nil, half), enc)
 		}
 		return
 	}
 	if err == nil {
 		e.metrics.sent.Add(float64(n))
 		e.metrics.bytes.Add(float64(len(body)))
+		e.sent.Add(int64(n))
 		return
 	}
 	reason := ReasonClientError
@@ -258,7 +362,7 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte) {
 	switch {
 	case errors.As(err, &rerr):
 		reason = ReasonRetriesDone
-	case errors.As(err, &herr):
+	case isHTTP:
 		reason = herr.Reason()
 	case e.sendCtx.Err() != nil:
 		reason = ReasonShutdown

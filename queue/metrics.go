@@ -35,7 +35,18 @@ type Metrics struct {
 	queueLength    *prometheus.GaugeVec
 	shards         *prometheus.GaugeVec
 	sendDuration   *prometheus.HistogramVec
+	fallbacks      *prometheus.CounterVec
+	notWritten     *prometheus.CounterVec
+	metadataSent   *prometheus.CounterVec
+	protocol       *prometheus.GaugeVec
 }
+
+// Reasons a Remote-Write 2.0 endpoint falls back to 1.0, the values of the
+// fallback counter's `reason` label.
+const (
+	FallbackUnsupported     = "unsupported_media_type" // answered 415
+	FallbackNoWrittenHeader = "no_written_header"      // a 2xx without X-Prometheus-Remote-Write-Samples-Written
+)
 
 const (
 	namespace = "kube_state_push"
@@ -69,7 +80,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to send one batch, retries included.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 		}, []string{"endpoint"}),
+		fallbacks: counter("protocol_fallbacks_total",
+			"Times a Remote-Write 2.0 endpoint was found to speak only 1.0 and the endpoint fell back to 1.0, by reason.", "endpoint", "reason"),
+		notWritten: counter("samples_not_written_total",
+			"Samples a Remote-Write 2.0 endpoint answered with success but did not count in X-Prometheus-Remote-Write-Samples-Written.", "endpoint"),
+		metadataSent: counter("metadata_sent_total",
+			"Metadata entries (HELP, TYPE) accepted by a Remote-Write 1.0 endpoint.", "endpoint"),
+		protocol: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "protocol_version",
+			Help: "Remote-Write major version the endpoint is sent with now: 1 or 2.",
+		}, []string{"endpoint"}),
 	}
+	reg.MustRegister(m.fallbacks, m.notWritten, m.metadataSent, m.protocol)
 	reg.MustRegister(m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
 		m.bytesSent, m.requests, m.queueLength, m.shards, m.sendDuration)
 	return m
@@ -82,6 +104,9 @@ type endpointMetrics struct {
 	requests                     *prometheus.CounterVec
 	queueLength, shards          prometheus.Gauge
 	sendDuration                 prometheus.Observer
+	fallbacks                    map[string]prometheus.Counter
+	notWritten, metadataSent     prometheus.Counter
+	protocol                     prometheus.Gauge
 }
 
 func (m *Metrics) forEndpoint(name string) *endpointMetrics {
@@ -99,5 +124,12 @@ func (m *Metrics) forEndpoint(name string) *endpointMetrics {
 	for _, r := range reasons {
 		em.dropped[r] = m.samplesDropped.WithLabelValues(name, r)
 	}
+	em.fallbacks = map[string]prometheus.Counter{
+		FallbackUnsupported:     m.fallbacks.WithLabelValues(name, FallbackUnsupported),
+		FallbackNoWrittenHeader: m.fallbacks.WithLabelValues(name, FallbackNoWrittenHeader),
+	}
+	em.notWritten = m.notWritten.WithLabelValues(name)
+	em.metadataSent = m.metadataSent.WithLabelValues(name)
+	em.protocol = m.protocol.WithLabelValues(name)
 	return em
 }

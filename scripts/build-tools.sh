@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
-# Prometheus, kube-state-metrics) from the Go module proxy, through the tools modules under
+# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
 # its go.mod and go.sum (and the Go version), so a second run only links
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|prometheus|ksm ...]   (default: all)
+#   scripts/build-tools.sh [kube|prometheus|ksm|vm|thanos ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -43,8 +43,19 @@ build_ksm() {
 	go build -trimpath -ldflags "-s -w" -o "$out/kube-state-metrics" k8s.io/kube-state-metrics/v2
 }
 
+build_vm() {
+	local out=$1
+	go build -trimpath -ldflags "-s -w" -o "$out/victoria-metrics" github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
+}
+
+build_thanos() {
+	local out=$1
+	# slicelabels: Thanos receive panics on its first write without it.
+	go build -trimpath -tags netgo,slicelabels -ldflags "-s -w" -o "$out/thanos" github.com/thanos-io/thanos/cmd/thanos
+}
+
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm)
+[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm vm thanos)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"
