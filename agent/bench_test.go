@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -309,6 +311,42 @@ func BenchmarkSeriesMapMemory(b *testing.B) {
 	b.ReportMetric(float64(bytes)/n, "bytes/pod")
 	b.ReportMetric(float64(series)/n, "series/pod")
 	b.ReportMetric(float64(bytes)/float64(series), "bytes/series")
+	b.ReportMetric(float64(textBytes(b, sm))/n, "ksm-text-bytes/pod")
+}
+
+// textBytes is the size of the same series as exposition text lines
+// (`name{label="value",...} value` and a newline), which is what
+// kube-state-metrics keeps per object (metrics_store.go): the yardstick for
+// the series map's own bytes.
+func textBytes(tb testing.TB, sm *seriesMap) int {
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	n := 0
+	for _, set := range sm.objects {
+		for i := range set.Refs {
+			ls, err := encode.DecodeLabels(set.Labels(i))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			var b strings.Builder
+			first := true
+			for _, l := range ls {
+				if l.Name == encode.MetricName {
+					b.WriteString(l.Value)
+					b.WriteByte('{')
+					continue
+				}
+				if !first {
+					b.WriteByte(',')
+				}
+				first = false
+				b.WriteString(l.Name + "=" + strconv.Quote(l.Value))
+			}
+			b.WriteString("} " + strconv.FormatFloat(set.Refs[i].Value, 'g', -1, 64) + "\n")
+			n += b.Len()
+		}
+	}
+	return n
 }
 
 func TestSnapshotAllocsPerSeries(t *testing.T) {

@@ -36,11 +36,29 @@ type Sample struct {
 // AppendWriteRequest appends to dst the protobuf encoding of a
 // prompb.WriteRequest holding one TimeSeries per sample, in order, and returns
 // the extended buffer. It allocates only when dst must grow.
+//
+// Each Sample message is marshalled by prompb.Sample itself; as a snapshot
+// gives all its samples one timestamp and most values are 0 or 1, the bytes
+// of the previous sample are reused when value and timestamp repeat.
 func AppendWriteRequest(dst []byte, samples []Sample) []byte {
+	var (
+		prevBits uint64
+		prevTS   int64
+		prev     [32]byte // a prompb.Sample is at most 1+8+1+10 bytes
+		prevLen  = -1
+	)
 	for i := range samples {
 		s := &samples[i]
-		ps := prompb.Sample{Value: s.Value, Timestamp: s.Timestamp}
-		sn := ps.Size()
+		bits := math.Float64bits(s.Value)
+		if prevLen < 0 || bits != prevBits || s.Timestamp != prevTS {
+			ps := prompb.Sample{Value: s.Value, Timestamp: s.Timestamp}
+			prevLen = ps.Size()
+			if _, err := ps.MarshalToSizedBuffer(prev[:prevLen]); err != nil {
+				panic("encode: marshalling prompb.Sample: " + err.Error())
+			}
+			prevBits, prevTS = bits, s.Timestamp
+		}
+		sn := prevLen
 		// TimeSeries = labels ++ samples(tag, len, Sample)
 		tsLen := len(s.Labels) + 1 + varintLen(uint64(sn)) + sn
 		need := 1 + varintLen(uint64(tsLen)) + tsLen
@@ -50,11 +68,7 @@ func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 		dst = append(dst, s.Labels...)
 		dst = append(dst, tagTimeSeriesSamples)
 		dst = appendVarint(dst, uint64(sn))
-		start := len(dst)
-		dst = dst[:start+sn]
-		if _, err := ps.MarshalToSizedBuffer(dst[start:]); err != nil {
-			panic("encode: marshalling prompb.Sample: " + err.Error())
-		}
+		dst = append(dst, prev[:sn]...)
 	}
 	return dst
 }

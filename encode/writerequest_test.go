@@ -3,6 +3,7 @@ package encode
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/golang/snappy"
@@ -407,4 +408,31 @@ func BenchmarkEncodeBatch(b *testing.B) {
 		dst = Compress(dst, raw)
 	}
 	reportPerSample(b, len(samples))
+}
+
+// The reused sample bytes must be exactly what prompb marshals: the whole
+// request equals prompb.WriteRequest.Marshal of the same series, byte for
+// byte, across repeated and changing values and timestamps (NaN, stale
+// marker, 0 and -0 among them, which compare equal as floats but not as
+// bits).
+func TestAppendWriteRequestMatchesPrompb(t *testing.T) {
+	values := []float64{1, 1, 0, 0, math.Copysign(0, -1), 0, 1, math.NaN(), math.NaN(), StaleNaN, StaleNaN, 2.5, 1}
+	stamps := []int64{5, 5, 5, 6, 6, 6, 6, 6, 7, 7, 7, 7, 0}
+	var samples []Sample
+	var want prompb.WriteRequest
+	for i, v := range values {
+		var b LabelsBuilder
+		var set SeriesSet
+		b.Add(MetricName, "m")
+		b.Add("i", strconv.Itoa(i))
+		b.AppendTo(&set, v)
+		samples = append(samples, Sample{Labels: set.Labels(0), Value: v, Timestamp: stamps[i]})
+		want.Timeseries = append(want.Timeseries, prompb.TimeSeries{
+			Labels:  []prompb.Label{{Name: MetricName, Value: "m"}, {Name: "i", Value: strconv.Itoa(i)}},
+			Samples: []prompb.Sample{{Value: v, Timestamp: stamps[i]}},
+		})
+	}
+	wantBytes, err := want.Marshal()
+	require.NoError(t, err)
+	require.Equal(t, wantBytes, AppendWriteRequest(nil, samples))
 }
