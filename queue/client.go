@@ -30,6 +30,10 @@ type written struct {
 	samples int
 	// reported is true when the answer had that header (a 2.0 receiver).
 	reported bool
+	// accepted is a 202 Accepted: Mimir's answer to an HA replica that is
+	// not the elected one, whose samples it drops on purpose (and reports
+	// 0 written); the request succeeded all the same.
+	accepted bool
 }
 
 // maxErrBody is how much of an error response body is read for logging.
@@ -260,7 +264,7 @@ func (s *sender) send(ctx context.Context, body []byte, n int, ct, version strin
 		_ = resp.Body.Close()
 	}()
 	if resp.StatusCode/100 == 2 {
-		var w written
+		w := written{accepted: resp.StatusCode == http.StatusAccepted}
 		if v := resp.Header.Get(samplesWritten); v != "" {
 			// An unparsable count still says the receiver speaks 2.0; it
 			// is then taken as everything written.

@@ -336,7 +336,7 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.Reques
 			e.deliver(batch, v1.Encode(nil, batch), v1)
 			return
 		}
-		if err == nil && w.samples < n {
+		if err == nil && w.samples < n && !w.accepted {
 			e.metrics.notWritten.Add(float64(n - w.samples))
 			e.drops.log(e.log, "not_written", n-w.samples, fmt.Errorf("endpoint wrote %d of %d samples", w.samples, n))
 		}

@@ -258,3 +258,18 @@ func TestProtobufMessageValidate(t *testing.T) {
 	cfg.MetadataConfig.SendInterval = 0
 	require.ErrorContains(t, cfg.Validate(), "metadata_config.send_interval")
 }
+
+// Mimir answers 202 with Samples-Written 0 to an HA replica that is not the
+// elected one: a success, with nothing counted as not written.
+func TestRemoteWrite2Accepted(t *testing.T) {
+	srv := newProtoServer(t, func(_, _ int, w http.ResponseWriter) {
+		w.Header().Set(samplesWritten, "0")
+		w.WriteHeader(http.StatusAccepted)
+	})
+	e, m := newProtoEndpoint(t, srv.URL, ProtoV2, nil)
+	e.Append(t.Context(), items(4, 1000))
+	require.NoError(t, stop(t, e, 5*time.Second))
+	require.Equal(t, 4.0, counter(t, m.samplesSent))
+	require.Zero(t, counter(t, m.notWritten))
+	require.Equal(t, 2.0, testutil.ToFloat64(m.protocol.WithLabelValues(testEndpoint)))
+}
