@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
@@ -30,8 +29,13 @@ type ControlPlane struct {
 	Token string
 	// Kubeconfig is the path of a kubeconfig for the admin.
 	Kubeconfig string
-	// Etcd and APIServer are the running processes.
+	// Etcd and APIServer are the running processes; RestartAPIServer
+	// replaces APIServer.
 	Etcd, APIServer *Process
+
+	// apiBin and apiArgs start kube-apiserver again (restart.go).
+	apiBin  string
+	apiArgs []string
 }
 
 // StartControlPlane starts etcd and kube-apiserver in dir and waits until
@@ -91,29 +95,24 @@ func StartControlPlane(ctx context.Context, dir string) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp.URL = "https://127.0.0.1:" + strconv.Itoa(port)
-	cp.APIServer, err = Start(dir, "kube-apiserver", apiBin,
-		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+	cp.apiBin, cp.apiArgs = apiBin, []string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
 		"--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
-		"--cert-dir="+filepath.Join(dir, "certs"),
-		"--token-auth-file="+tokens,
+		"--cert-dir=" + filepath.Join(dir, "certs"),
+		"--token-auth-file=" + tokens,
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
 		// No controllers run, so pods could never get their "default"
 		// service account.
 		"--disable-admission-plugins=ServiceAccount",
 		"--enable-priority-and-fairness=false",
 		"--storage-media-type=application/vnd.kubernetes.protobuf",
-	)
-	if err != nil {
-		return nil, err
 	}
-	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed test server on loopback
-	auth := http.Header{"Authorization": {"Bearer " + cp.Token}}
-	if err := cp.APIServer.waitReady(ctx, httpOK(insecure, cp.URL+"/readyz", auth)); err != nil {
+	if cp.APIServer, err = cp.startAPIServer(ctx, "kube-apiserver", cp.URL, cp.apiArgs); err != nil {
 		return nil, err
 	}
 	cp.Kubeconfig = filepath.Join(dir, "kubeconfig")

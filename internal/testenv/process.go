@@ -80,6 +80,9 @@ func Start(dir, name, bin string, args ...string) (*Process, error) {
 	return p, nil
 }
 
+// Pid is the process' id, for reading /proc/<pid>.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {

@@ -16,12 +16,20 @@ import (
 type Prometheus struct {
 	// URL is the server's base URL; remote write goes to URL+"/api/v1/write".
 	URL string
-	// Proc is the running process.
+	// Proc is the running process; Restart replaces it.
 	Proc *Process
+
+	// dir, bin and args start the process again on Restart, on the same
+	// port with the same data folder.
+	dir  string
+	bin  string
+	args []string
 }
 
 // StartPrometheus starts Prometheus in dir and waits until it is ready.
-func StartPrometheus(ctx context.Context, dir string) (*Prometheus, error) {
+// flags are added to its command line (e.g.
+// "--enable-feature=type-and-unit-labels").
+func StartPrometheus(ctx context.Context, dir string, flags ...string) (*Prometheus, error) {
 	bin, err := Binary("prometheus")
 	if err != nil {
 		return nil, err
@@ -34,22 +42,32 @@ func StartPrometheus(ctx context.Context, dir string) (*Prometheus, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Prometheus{URL: "http://127.0.0.1:" + strconv.Itoa(port)}
-	p.Proc, err = Start(dir, "prometheus", bin,
-		"--config.file="+cfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "prometheus-data"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
+	p := &Prometheus{URL: "http://127.0.0.1:" + strconv.Itoa(port), dir: dir, bin: bin, args: []string{
+		"--config.file=" + cfg,
+		"--storage.tsdb.path=" + filepath.Join(dir, "prometheus-data"),
+		"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
 		"--web.enable-remote-write-receiver",
 		"--log.level=warn",
-	)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Proc.waitReady(ctx, httpOK(http.DefaultClient, p.URL+"/-/ready", nil)); err != nil {
-		p.Proc.Kill()
+	}}
+	p.args = append(p.args, flags...)
+	if err := p.start(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// start runs the process and waits until it is ready.
+func (p *Prometheus) start(ctx context.Context) error {
+	proc, err := Start(p.dir, "prometheus", p.bin, p.args...)
+	if err != nil {
+		return err
+	}
+	if err := proc.waitReady(ctx, httpOK(http.DefaultClient, p.URL+"/-/ready", nil)); err != nil {
+		proc.Kill()
+		return err
+	}
+	p.Proc = proc
+	return nil
 }
 
 // WriteURL is the remote-write receiver's URL.
