@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/config"
+	"github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 )
@@ -30,6 +31,14 @@ type Config struct {
 	HTTPClientConfig config.HTTPClientConfig `yaml:",inline"`
 	// QueueConfig tunes sharding, batching and retries.
 	QueueConfig QueueConfig `yaml:"queue_config,omitempty"`
+	// DiskBuffer keeps pending batches on disk (diskbufconfig.go); no
+	// directory keeps them in memory only.
+	DiskBuffer DiskBufferConfig `yaml:"disk_buffer,omitempty"`
+	// WriteRelabelConfigs relabel every series sent to this endpoint, after
+	// the external labels are added, as Prometheus' write_relabel_configs
+	// do; label names are checked with the legacy scheme
+	// ([a-zA-Z_][a-zA-Z0-9_]*), which every receiver accepts.
+	WriteRelabelConfigs []*relabel.Config `yaml:"write_relabel_configs,omitempty"`
 	// ProtobufMessage picks the Remote-Write version: ProtoV1
 	// ("prometheus.WriteRequest", 1.0, the default) or ProtoV2
 	// ("io.prometheus.write.v2.Request", 2.0), the names Prometheus'
@@ -118,6 +127,7 @@ var DefaultConfig = Config{
 	RemoteTimeout:    30 * time.Second,
 	HTTPClientConfig: config.DefaultHTTPClientConfig,
 	QueueConfig:      DefaultQueueConfig,
+	DiskBuffer:       DefaultDiskBufferConfig,
 	ProtobufMessage:  ProtoV1,
 	MetadataConfig:   DefaultMetadataConfig,
 }
@@ -184,6 +194,9 @@ func (c *Config) Validate() error {
 	if err := c.QueueConfig.Validate(); err != nil {
 		errs = append(errs, confkey.Under("queue_config", err))
 	}
+	if err := c.DiskBuffer.Validate(); err != nil {
+		errs = append(errs, confkey.Under("disk_buffer", err))
+	}
 	switch c.ProtobufMessage {
 	case ProtoV1, ProtoV2:
 	default:
@@ -196,6 +209,9 @@ func (c *Config) Validate() error {
 		if m.MaxSamplesPerSend <= 0 {
 			errs = append(errs, confkey.Errorf("metadata_config.max_samples_per_send", "must be at least 1, not %d", m.MaxSamplesPerSend))
 		}
+	}
+	if err := validateRelabelConfigs(c.WriteRelabelConfigs); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

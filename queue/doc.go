@@ -13,6 +13,25 @@
 //	                                                     ├─► 413: split in half, resend each
 //	                                                     └─► drop + count other 4xx
 //
+// The number of shards follows the load, between min_shards and max_shards
+// (reshard.go, after Prometheus' queue manager): every 10 s moving averages
+// of the samples in, out and dropped and of the time spent sending give the
+// shards needed; changes within 30 % are ignored, and none happens while
+// requests are retried or nothing got through. A change starts a new
+// generation of shards (lanes.go) for the samples queued from then on; it
+// sends nothing until the old one has sent all it holds, so every series
+// stays in order.
+//
+// With disk_buffer (buffer.go), each shard is an on-disk FIFO (package
+// diskbuf) instead of a memory ring: Append writes each shard's samples as
+// records of at most max_samples_per_send (record.go: a Remote-Write 1.0
+// request, protocol-neutral, decoded again at send time) and returns
+// without waiting for the receiver; a shard acknowledges a batch only after
+// its final answer. Past max_retry_duration a batch stays and is tried
+// again; past max_bytes the oldest are dropped and counted. After a kill
+// the agent resumes where it stopped and sends again only what each shard
+// had in flight (counted as resent).
+//
 // The queue never imports package watch: it only knows encoded samples.
 //
 // [go-retryablehttp]: https://github.com/hashicorp/go-retryablehttp

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -37,8 +38,9 @@ type Item struct {
 	Hash uint64
 }
 
-// Endpoint delivers samples to one remote_write URL through a fixed set of
-// shards.
+// Endpoint delivers samples to one remote_write URL through shards whose
+// number follows the load (lanes.go, reshard.go), each queueing in memory
+// or, with disk_buffer, on disk (buffer.go).
 type Endpoint struct {
 	// cfg is the endpoint's validated configuration.
 	cfg Config
@@ -48,13 +50,39 @@ type Endpoint struct {
 	metrics *endpointMetrics
 	// sender posts batches.
 	sender *sender
-	// shards each hold a ring and send serially.
-	shards []*shard
-	// staging holds one scratch list per shard for Append, reused between
+	// disk is the disk buffer; nil keeps batches in memory.
+	disk *diskState
+
+	// cur is the generation Append queues to. Only the producer (Append,
+	// and New and Start before it) uses it.
+	cur *generation
+	// mu guards gens.
+	mu sync.Mutex
+	// gens are the generations whose lanes may still run, oldest first;
+	// the last is cur.
+	gens []*generation
+	// shardCount is the number of lanes of cur, for the resharding loop.
+	shardCount atomic.Int64
+	// want is the shard count the resharding loop asks for; 0 for no
+	// change.
+	want atomic.Int64
+	// load is what the resharding loop measures.
+	load loadCounters
+	// reshardEvery is the resharding interval (reshardInterval; shorter in
+	// tests).
+	reshardEvery time.Duration
+	// reshardStop ends the resharding loop; reshardDone is closed when it
+	// ended.
+	reshardStop, reshardDone chan struct{}
+
+	// staging holds one scratch list per lane for Append, reused between
 	// calls; only the single producer touches it.
 	staging [][]encode.Sample
-	// drops rate-limits the log lines about dropped batches.
-	drops dropLog
+	// rec is Append's scratch space for disk buffer records.
+	rec recordScratch
+	// drops rate-limits the log lines about dropped batches; keeps those
+	// about batches kept in the disk buffer after their retries ended.
+	drops, keeps dropLog
 	// v2 is true while the endpoint is sent Remote-Write 2.0; it turns
 	// false, for the rest of the process' life, when the endpoint shows it
 	// speaks only 1.0 (fallBack).
@@ -73,25 +101,10 @@ type Endpoint struct {
 	// after the stop deadline.
 	sendCtx    context.Context
 	cancelSend context.CancelFunc
-	// wg tracks the shard goroutines.
-	wg sync.WaitGroup
 	// shutdownDrops counts the samples the shards dropped because the send
 	// context was cancelled (in flight or taken at the stop deadline), so
 	// that Stop reports them along with what was still queued.
 	shutdownDrops atomic.Int64
-}
-
-// shard is one lane: a ring and the goroutine that batches and sends it.
-type shard struct {
-	// ring holds the samples waiting to be sent.
-	ring *ring
-	// flush is closed to make the shard send what it has without waiting
-	// for the batch deadline, and exit once empty.
-	flush chan struct{}
-	// v1 and v2 encode the shard's batches; they keep scratch space
-	// between batches. v2 is nil until the endpoint is sent 2.0.
-	v1 encode.V1Encoder
-	v2 *encode.V2Encoder
 }
 
 // New builds an endpoint from a validated Config. Nothing runs until Start.
@@ -103,14 +116,20 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	hc.Timeout = cfg.RemoteTimeout
 	m := o.Metrics.forEndpoint(cfg.Name)
 	e := &Endpoint{
-		cfg:      cfg,
-		log:      o.Logger.With("endpoint", cfg.Name),
-		metrics:  m,
-		sender:   newSender(&cfg, hc, o.UserAgent, m),
-		metadata: o.Metadata,
-		metaStop: make(chan struct{}),
-		metaDone: make(chan struct{}),
+		cfg:          cfg,
+		log:          o.Logger.With("endpoint", cfg.Name),
+		metrics:      m,
+		metadata:     o.Metadata,
+		metaStop:     make(chan struct{}),
+		metaDone:     make(chan struct{}),
+		reshardEvery: reshardInterval,
+		reshardStop:  make(chan struct{}),
+		reshardDone:  make(chan struct{}),
 	}
+	// The sender counts retries in samples_failed_total; the resharder
+	// needs to know of them too.
+	m.failed = retryCounter{Counter: m.failed, retries: &e.load.retries}
+	e.sender = newSender(&cfg, hc, o.UserAgent, m)
 	if o.Metadata != nil {
 		e.metadataLookup = func(name string) (encode.Metadata, bool) {
 			md, ok := o.Metadata[name]
@@ -120,12 +139,17 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	e.v2.Store(cfg.ProtobufMessage == ProtoV2)
 	m.protocol.Set(protocolVersion(e.v2.Load()))
 	e.drops.every = time.Minute
-	n := cfg.QueueConfig.MinShards
-	e.shards = make([]*shard, n)
-	e.staging = make([][]encode.Sample, n)
-	for i := range e.shards {
-		e.shards[i] = &shard{ring: newRing(cfg.QueueConfig.Capacity), flush: make(chan struct{})}
+	e.keeps.every, e.keeps.kept = time.Minute, true
+	if cfg.DiskBuffer.Enabled() {
+		if e.gens, err = e.openDisk(); err != nil {
+			return nil, fmt.Errorf("endpoint %q: disk_buffer %s: %w", cfg.Name, cfg.DiskBuffer.Directory, err)
+		}
+	} else {
+		e.gens = []*generation{e.newMemoryGeneration(cfg.QueueConfig.MinShards, nil)}
 	}
+	e.cur = e.gens[len(e.gens)-1]
+	n := len(e.cur.lanes)
+	e.shardCount.Store(int64(n))
 	m.shards.Set(float64(n))
 	return e, nil
 }
@@ -133,67 +157,106 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 // Name is the endpoint's configured name.
 func (e *Endpoint) Name() string { return e.cfg.Name }
 
-// Start starts the shards. Requests run until Stop.
+// Start starts the shards and the resharding loop. Requests run until
+// Stop.
 func (e *Endpoint) Start() {
 	e.sendCtx, e.cancelSend = context.WithCancel(context.Background())
-	for _, s := range e.shards {
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			e.runShard(s)
-		}()
+	for _, g := range e.gens {
+		e.startGeneration(g)
 	}
+	go e.runResharding()
 	go e.runMetadata()
 }
 
-// Append queues items, each on the shard its hash picks, in order. It blocks
-// while a shard is full, until ctx ends; it returns the number of items
-// queued. Append must be called by one goroutine at a time.
+// Append queues items, each on the shard its hash picks, in order. In
+// memory it blocks while a shard is full, until ctx ends; with a disk
+// buffer it returns once the items are written to disk, whatever the
+// receiver does. It returns the number of items queued. Append must be
+// called by one goroutine at a time, and not after Stop.
 func (e *Endpoint) Append(ctx context.Context, items []Item) int {
-	n := uint64(len(e.shards))
-	for i := range e.staging {
-		e.staging[i] = e.staging[i][:0]
+	e.maybeReshard()
+	g := e.cur
+	n := uint64(len(g.lanes))
+	for len(e.staging) < len(g.lanes) {
+		e.staging = append(e.staging, nil)
 	}
+	staging := e.staging[:n]
+	for i := range staging {
+		staging[i] = staging[i][:0]
+	}
+	newest := int64(math.MinInt64)
 	for i := range items {
 		k := items[i].Hash % n
-		e.staging[k] = append(e.staging[k], items[i].Sample)
+		staging[k] = append(staging[k], items[i].Sample)
+		newest = max(newest, items[i].Timestamp)
 	}
 	queued := 0
-	for i, s := range e.shards {
-		if len(e.staging[i]) == 0 {
+	for i, l := range g.lanes {
+		if len(staging[i]) == 0 {
 			continue
 		}
-		queued += s.ring.push(ctx, e.staging[i])
-		clear(e.staging[i]) // drop label references for the GC
+		if l.buf != nil {
+			queued += e.appendDisk(l, staging[i])
+		} else {
+			k := l.ring.push(ctx, staging[i])
+			e.metrics.queueLength.Add(float64(k))
+			queued += k
+		}
+		clear(staging[i]) // drop label references for the GC
 	}
-	e.metrics.queueLength.Add(float64(queued))
+	e.load.in.Add(int64(queued))
+	if queued > 0 {
+		storeMax(&e.load.highestIn, newest)
+	}
 	return queued
 }
 
 // Stop flushes what is queued and waits for it to be sent until ctx ends;
-// then it cancels the requests in flight and counts what was left as dropped.
-// It returns an error when samples were dropped.
+// then it cancels the requests in flight. In memory, what was left is
+// counted as dropped and Stop returns an error; with a disk buffer it stays
+// there for the next start.
 func (e *Endpoint) Stop(ctx context.Context) error {
 	close(e.metaStop)
 	defer func() { <-e.metaDone }() // after cancelSend, which ends its request
-	for _, s := range e.shards {
-		close(s.flush)
+	close(e.reshardStop)
+	<-e.reshardDone
+	gens := e.liveGenerations()
+	for _, g := range gens {
+		for _, l := range g.lanes {
+			l.flushNow()
+		}
 	}
 	done := make(chan struct{})
-	go func() { e.wg.Wait(); close(done) }()
+	go func() {
+		for _, g := range gens {
+			<-g.done
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		e.cancelSend()
+		e.unlockDisk()
 		return nil
 	case <-ctx.Done():
 	}
 	// Deadline passed: stop taking new samples, end requests in flight.
 	left := 0
-	for _, s := range e.shards {
-		left += s.ring.close()
+	for _, g := range gens {
+		for _, l := range g.lanes {
+			if l.ring != nil {
+				left += l.ring.close()
+			}
+		}
 	}
 	e.cancelSend()
 	<-done
+	if e.disk != nil {
+		e.log.Warn("stop deadline passed: unsent samples stay in the disk buffer for the next start",
+			"samples", e.disk.pending.Load(), "dir", e.disk.dir)
+		e.unlockDisk()
+		return nil
+	}
 	if left > 0 {
 		e.metrics.dropped[ReasonShutdown].Add(float64(left))
 		e.metrics.queueLength.Sub(float64(left))
@@ -205,68 +268,57 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 	return nil
 }
 
-// runShard batches and sends one shard's samples until flushed and empty, or
-// until the send context is cancelled.
-func (e *Endpoint) runShard(s *shard) {
-	q := e.cfg.QueueConfig
-	batch := make([]encode.Sample, 0, q.MaxSamplesPerSend)
-	var compressed []byte
-	timer := time.NewTimer(q.BatchSendDeadline)
-	timer.Stop()
-	timerOn, deadline, flushing := false, false, false
-	flush := s.flush
-	for {
-		batch = s.ring.take(batch, q.MaxSamplesPerSend-len(batch))
-		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
-			enc := e.encoder(s)
-			compressed = enc.Encode(compressed, batch)
-			e.sendBatch(batch, compressed, enc)
-			e.metrics.queueLength.Sub(float64(len(batch)))
-			clear(batch) // drop label references for the GC
-			batch = batch[:0]
-			if timerOn {
-				timer.Stop()
-				timerOn = false
-			}
-			deadline = false
-			if e.sendCtx.Err() != nil {
-				return // cancelled after the stop deadline: Stop counts the rest
-			}
-			continue
-		}
-		if flushing && len(batch) == 0 {
-			return // the producer has stopped and the ring is empty
-		}
-		if len(batch) > 0 && !timerOn {
-			timer.Reset(q.BatchSendDeadline)
-			timerOn = true
-		}
-		select {
-		case <-s.ring.notEmpty:
-		case <-timer.C:
-			timerOn, deadline = false, true
-		case <-flush:
-			flushing = true
-			flush = nil // closed: stop selecting on it
-		case <-e.sendCtx.Done():
-			// Taken from the ring, so Stop did not count them.
-			e.dropAtShutdown(len(batch))
-			e.metrics.queueLength.Sub(float64(len(batch)))
-			return
-		}
+// unlockDisk releases the disk buffer directory, once every lane has
+// closed its buffer.
+func (e *Endpoint) unlockDisk() {
+	if e.disk == nil {
+		return
+	}
+	if err := e.disk.lock.Close(); err != nil {
+		e.log.Error("unlocking the disk buffer directory", "err", err)
 	}
 }
 
-// sendBatch sends one batch, whose request enc encoded as body, and
-// accounts for every sample of it once, as sent or dropped.
-func (e *Endpoint) sendBatch(batch []encode.Sample, body []byte, enc encode.RequestEncoder) {
-	start := time.Now()
-	e.deliver(batch, body, enc)
-	e.metrics.sendDuration.Observe(time.Since(start).Seconds())
+// outcome is how the delivery of a batch ended.
+type outcome int
+
+const (
+	// delivered: accepted, or dropped and counted; the batch is done with.
+	delivered outcome = iota
+	// kept: retries ended with a disk buffer; the batch stays to be sent
+	// again.
+	kept
+	// stopped: the send context was cancelled (Stop's deadline). In memory
+	// the batch was counted as dropped; with a disk buffer it stays there.
+	stopped
+)
+
+// delivery says how deliver treats a batch.
+type delivery struct {
+	// keep is set with a disk buffer: a batch whose retries ended, or that
+	// the stop deadline cut off, is kept rather than dropped.
+	keep bool
+	// resent marks a batch that may have been delivered before a restart:
+	// success counts it in samples_resent_total, and 400 or 409 as
+	// dropped with reason resent, apart from bad data.
+	resent bool
 }
 
-// encoder returns the shard's encoder for the endpoint's protocol now.
-func (e *Endpoint) encoder(s *shard) encode.RequestEncoder {
+// sendBatch encodes batch with the lane's encoder into *body (reused
+// between calls), sends it, and accounts for every sample of it once.
+func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, body *[]byte, d delivery) outcome {
+	start := time.Now()
+	enc := e.encoder(l)
+	*body = enc.Encode(*body, batch)
+	o := e.deliver(batch, *body, enc, d)
+	took := time.Since(start)
+	e.load.sendNanos.Add(int64(took))
+	e.metrics.sendDuration.Observe(took.Seconds())
+	return o
+}
+
+// encoder returns the lane's encoder for the endpoint's protocol now.
+func (e *Endpoint) encoder(s *lane) encode.RequestEncoder {
 	if !e.v2.Load() {
 		return &s.v1
 	}
@@ -316,7 +368,12 @@ func protocolVersion(v2 bool) float64 {
 // A 2.0 request answered 415, or 2xx without the Samples-Written header, is
 // sent again as 1.0 after the endpoint falls back; a 2.0 receiver that wrote
 // fewer samples than it was sent is counted (samples_not_written_total).
-func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.RequestEncoder) {
+//
+// With d.keep, a batch whose retries ended is not dropped but kept, and
+// one cut off at the stop deadline is not counted: both stay in the disk
+// buffer. A 413 split stops at the first half that is not delivered, so
+// that the second half is never sent before it.
+func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.RequestEncoder, d delivery) outcome {
 	n := len(batch)
 	w, err := e.sender.send(e.sendCtx, body, n, enc.ContentType(), enc.Version())
 	var herr *HTTPError
@@ -333,8 +390,7 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.Reques
 			e.fallBack(fallback)
 			v1 := &encode.V1Encoder{}
 			// A fresh buffer: the transport may still be reading body.
-			e.deliver(batch, v1.Encode(nil, batch), v1)
-			return
+			return e.deliver(batch, v1.Encode(nil, batch), v1, d)
 		}
 		if err == nil && w.samples < n && !w.accepted {
 			e.metrics.notWritten.Add(float64(n - w.samples))
@@ -347,15 +403,21 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.Reques
 		for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
 			// Fresh buffers: the transport may still be reading body.
 			enc := e.newEncoder(enc)
-			e.deliver(half, enc.Encode(nil, half), enc)
+			if o := e.deliver(half, enc.Encode(nil, half), enc, d); o != delivered {
+				return o
+			}
 		}
-		return
+		return delivered
 	}
 	if err == nil {
 		e.metrics.sent.Add(float64(n))
 		e.metrics.bytes.Add(float64(len(body)))
 		e.sent.Add(int64(n))
-		return
+		e.load.settled(batch, true)
+		if d.resent {
+			e.metrics.buf.resent.Add(float64(n))
+		}
+		return delivered
 	}
 	reason := ReasonClientError
 	var rerr *retriesEndedError
@@ -367,12 +429,24 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.Reques
 	case e.sendCtx.Err() != nil:
 		reason = ReasonShutdown
 	}
-	if reason == ReasonShutdown {
+	switch {
+	case d.keep && reason == ReasonShutdown:
+		return stopped
+	case d.keep && reason == ReasonRetriesDone:
+		e.keeps.log(e.log, reason, n, err)
+		return kept
+	case reason == ReasonShutdown:
 		e.dropAtShutdown(n)
-		return
+		return stopped
+	case d.resent && (reason == ReasonBadRequest || reason == ReasonConflict):
+		// Most likely stored before the restart: Prometheus refuses a
+		// resent batch once it holds newer samples, Thanos always.
+		reason = ReasonResent
 	}
 	e.metrics.dropped[reason].Add(float64(n))
+	e.load.settled(batch, false)
 	e.drops.log(e.log, reason, n, err)
+	return delivered
 }
 
 // dropAtShutdown counts n samples the shard gave up on because the send
@@ -396,6 +470,9 @@ type dropLog struct {
 	last map[string]time.Time
 	// silent counts batches dropped without a log line, per reason.
 	silent map[string]int
+	// kept logs batches kept in the disk buffer (a warning) instead of
+	// dropped ones (an error).
+	kept bool
 }
 
 func (d *dropLog) log(l *slog.Logger, reason string, n int, err error) {
@@ -413,5 +490,9 @@ func (d *dropLog) log(l *slog.Logger, reason string, n int, err error) {
 	silent := d.silent[reason]
 	d.silent[reason] = 0
 	d.mu.Unlock()
+	if d.kept {
+		l.Warn("retries ended: keeping the batch in the disk buffer and trying again", "samples", n, "batches_kept_since_last_log", silent, "err", err)
+		return
+	}
 	l.Error("dropping batch", "reason", reason, "samples", n, "batches_dropped_since_last_log", silent, "err", err)
 }

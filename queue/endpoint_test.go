@@ -144,6 +144,16 @@ func (s *testServer) waitRequests(t *testing.T, n int) {
 // retries; change adjusts the config first.
 func newTestEndpoint(t *testing.T, url string, change func(*Config)) (*Endpoint, *Metrics) {
 	t.Helper()
+	e, m, err := buildTestEndpoint(t, url, change, nil)
+	require.NoError(t, err)
+	return e, m
+}
+
+// buildTestEndpoint builds an endpoint as newTestEndpoint does, lets
+// beforeStart (if not nil) adjust it, and starts it; it returns New's
+// error instead of failing.
+func buildTestEndpoint(t *testing.T, url string, change func(*Config), beforeStart func(*Endpoint)) (*Endpoint, *Metrics, error) {
+	t.Helper()
 	cfg := DefaultConfig
 	cfg.URL = url
 	cfg.Name = testEndpoint
@@ -156,9 +166,14 @@ func newTestEndpoint(t *testing.T, url string, change func(*Config)) (*Endpoint,
 	require.NoError(t, cfg.Validate())
 	m := NewMetrics(prometheus.NewRegistry())
 	e, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m, UserAgent: testUserAgent})
-	require.NoError(t, err)
+	if err != nil {
+		return nil, m, err
+	}
+	if beforeStart != nil {
+		beforeStart(e)
+	}
 	e.Start()
-	return e, m
+	return e, m, nil
 }
 
 // stop stops e within d and returns Stop's error.
@@ -208,12 +223,12 @@ func TestDroppedReasonsInitialised(t *testing.T) {
 	want.WriteString("# HELP kube_state_push_remote_samples_dropped_total Samples given up on, by reason.\n")
 	want.WriteString("# TYPE kube_state_push_remote_samples_dropped_total counter\n")
 	for _, ep := range []string{"a.example:9090", "b.example:9090"} {
-		for _, r := range []string{"bad_request", "client_error", "conflict", "rate_limited", "retries_ended", "shutdown", "too_large", "unsupported"} {
+		for _, r := range []string{"bad_request", "buffer_error", "buffer_full", "client_error", "conflict", "rate_limited", "resent", "retries_ended", "shutdown", "too_large", "unsupported"} {
 			fmt.Fprintf(&want, "kube_state_push_remote_samples_dropped_total{endpoint=%q,reason=%q} 0\n", ep, r)
 		}
 	}
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want.String()), "kube_state_push_remote_samples_dropped_total"))
-	require.Len(t, reasons, 8, "a new reason is added to this test")
+	require.Len(t, reasons, 11, "a new reason is added to this test")
 
 	// The per-endpoint series exist from the start too.
 	n, err := testutil.GatherAndCount(reg,
@@ -400,7 +415,7 @@ func TestStop(t *testing.T) {
 				c.QueueConfig.BatchSendDeadline = time.Hour
 			})
 			require.Equal(t, 3, e.Append(t.Context(), items(3, 1)))
-			require.Eventually(t, func() bool { return e.shards[0].ring.len() == 0 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return e.cur.lanes[0].ring.len() == 0 }, 5*time.Second, time.Millisecond)
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
 			require.Error(t, e.Stop(ctx))
@@ -436,7 +451,7 @@ func TestStop(t *testing.T) {
 		queued := make(chan int)
 		go func() { queued <- e.Append(ctx, items(30, 1)) }()
 		srv.waitRequests(t, 1)
-		require.Eventually(t, func() bool { return e.shards[0].ring.len() == 5 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return e.cur.lanes[0].ring.len() == 5 }, 5*time.Second, time.Millisecond)
 		cancel()
 		require.Equal(t, 10, <-queued, "5 in flight and 5 queued")
 		require.Error(t, stop(t, e, 50*time.Millisecond))

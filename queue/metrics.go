@@ -21,6 +21,7 @@ const (
 var reasons = []string{
 	ReasonBadRequest, ReasonConflict, ReasonTooLarge, ReasonUnsupported,
 	ReasonRateLimited, ReasonClientError, ReasonShutdown, ReasonRetriesDone,
+	ReasonBufferFull, ReasonBufferError, ReasonResent, // buffermetrics.go
 }
 
 // Metrics are the self-metrics of every endpoint, labelled by endpoint name.
@@ -39,6 +40,8 @@ type Metrics struct {
 	notWritten     *prometheus.CounterVec
 	metadataSent   *prometheus.CounterVec
 	protocol       *prometheus.GaugeVec
+	// buffer are the resharding and disk buffer metrics (buffermetrics.go).
+	buffer *bufferMetricVecs
 }
 
 // Reasons a Remote-Write 2.0 endpoint falls back to 1.0, the values of the
@@ -94,6 +97,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.fallbacks, m.notWritten, m.metadataSent, m.protocol)
 	reg.MustRegister(m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
 		m.bytesSent, m.requests, m.queueLength, m.shards, m.sendDuration)
+	m.buffer = newBufferMetrics(reg)
 	return m
 }
 
@@ -104,6 +108,7 @@ type endpointMetrics struct {
 	requests                     *prometheus.CounterVec
 	queueLength, shards          prometheus.Gauge
 	sendDuration                 prometheus.Observer
+	buf                          *bufferMetrics
 	fallbacks                    map[string]prometheus.Counter
 	notWritten, metadataSent     prometheus.Counter
 	protocol                     prometheus.Gauge
@@ -131,5 +136,6 @@ func (m *Metrics) forEndpoint(name string) *endpointMetrics {
 	em.notWritten = m.notWritten.WithLabelValues(name)
 	em.metadataSent = m.metadataSent.WithLabelValues(name)
 	em.protocol = m.protocol.WithLabelValues(name)
+	em.buf = m.buffer.forEndpoint(name)
 	return em
 }

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/kube-state-push/kube-state-push/encode"
 )
@@ -112,4 +113,59 @@ func (r *ring) close() int {
 	signal(r.notFull)
 	signal(r.notEmpty)
 	return n
+}
+
+// runShard batches and sends one memory lane's samples until flushed and
+// empty, or until the send context is cancelled. It sends nothing before
+// the previous generation has finished.
+func (e *Endpoint) runShard(g *generation, l *lane) {
+	if !e.waitPrev(g) {
+		return // cancelled: Stop counts what the ring holds
+	}
+	q := e.cfg.QueueConfig
+	batch := make([]encode.Sample, 0, q.MaxSamplesPerSend)
+	var body []byte
+	timer := time.NewTimer(q.BatchSendDeadline)
+	timer.Stop()
+	timerOn, deadline, flushing := false, false, false
+	flush := l.flush
+	for {
+		batch = l.ring.take(batch, q.MaxSamplesPerSend-len(batch))
+		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
+			e.sendBatch(l, batch, &body, delivery{})
+			e.metrics.queueLength.Sub(float64(len(batch)))
+			clear(batch) // drop label references for the GC
+			batch = batch[:0]
+			if timerOn {
+				timer.Stop()
+				timerOn = false
+			}
+			deadline = false
+			if e.sendCtx.Err() != nil {
+				return // cancelled after the stop deadline: Stop counts the rest
+			}
+			continue
+		}
+		if flushing && len(batch) == 0 {
+			l.drained = true
+			return // the producer has moved on or stopped, and the ring is empty
+		}
+		if len(batch) > 0 && !timerOn {
+			timer.Reset(q.BatchSendDeadline)
+			timerOn = true
+		}
+		select {
+		case <-l.ring.notEmpty:
+		case <-timer.C:
+			timerOn, deadline = false, true
+		case <-flush:
+			flushing = true
+			flush = nil // closed: stop selecting on it
+		case <-e.sendCtx.Done():
+			// Taken from the ring, so Stop did not count them.
+			e.dropAtShutdown(len(batch))
+			e.metrics.queueLength.Sub(float64(len(batch)))
+			return
+		}
+	}
 }

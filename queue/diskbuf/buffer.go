@@ -52,8 +52,12 @@ type Buffer struct {
 	// peeked is the record at rd returned by Peek and not yet acknowledged;
 	// nil if none.
 	peeked []byte
-	// peekNext is the offset just after peeked.
+	// peekNext is the offset just after the last record handed out by Peek
+	// or PeekNext and not yet acknowledged; all of them are in segs[0].
 	peekNext int64
+	// peekCount is the number of records handed out and not yet
+	// acknowledged: 0 when peeked is nil.
+	peekCount int
 	// size is the sum of segs[i].size.
 	size int64
 	// frame is scratch space for Append.
@@ -104,6 +108,9 @@ func Open(cfg Config) (*Buffer, error) {
 		default:
 			start = i
 			b.rd = cp
+			if cp.mark <= cp.off || cp.mark > segs[i].size {
+				b.rd.mark = 0 // nothing in flight, or a mark that cannot hold
+			}
 		}
 	}
 	// Segments before the read position were fully read; a crash came
@@ -204,9 +211,22 @@ func (b *Buffer) Append(rec []byte) (dropped int, err error) {
 		head = &b.segs[len(b.segs)-1]
 	}
 	// Validate guarantees MaxSize >= 2*MaxSegmentSize, so the head alone
-	// always fits and the loop ends.
+	// always fits and the loop ends. Records handed out and not yet
+	// acknowledged are never dropped: while they are in flight the segment
+	// after theirs goes instead. There is one, as segs[0] and the head
+	// together fit in the cap.
+capLoop:
 	for b.cfg.MaxSize > 0 && b.size+fl > b.cfg.MaxSize && len(b.segs) > 1 {
-		n, err := b.dropOldest()
+		var n int
+		var err error
+		switch {
+		case b.peekCount == 0:
+			n, err = b.dropOldest()
+		case len(b.segs) > 2:
+			n, err = b.dropSecond()
+		default:
+			break capLoop // only the segment in flight and the head are left
+		}
 		dropped += n
 		if err != nil {
 			return dropped, err
@@ -234,17 +254,35 @@ func (b *Buffer) Append(rec []byte) (dropped int, err error) {
 	return dropped, nil
 }
 
-// dropOldest deletes segs[0], the segment being read, and returns how many
-// unacknowledged records it held. A record peeked but not yet acknowledged
-// counts as dropped; its Ack becomes a no-op.
+// dropOldest deletes segs[0], the segment being read, which has no record
+// in flight, and returns how many unacknowledged records it held.
 func (b *Buffer) dropOldest() (int, error) {
 	s := b.segs[0]
-	n, err := countFrames(segmentPath(b.cfg.Dir, s.num), b.rd.off, s.size)
+	n, err := visitFrames(segmentPath(b.cfg.Dir, s.num), b.rd.off, s.size, b.cfg.OnDrop)
 	if err != nil {
 		return 0, err
 	}
 	b.stats.Dropped += uint64(n)
 	return n, b.nextSegment()
+}
+
+// dropSecond deletes segs[1], the oldest segment after the one being read
+// (which holds records in flight), and returns how many records it held.
+// The read position is unchanged: reading goes on with segs[2] after
+// segs[0].
+func (b *Buffer) dropSecond() (int, error) {
+	s := b.segs[1]
+	n, err := visitFrames(segmentPath(b.cfg.Dir, s.num), 0, s.size, b.cfg.OnDrop)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.Remove(segmentPath(b.cfg.Dir, s.num)); err != nil {
+		return 0, fmt.Errorf("removing segment: %w", err)
+	}
+	b.stats.Dropped += uint64(n)
+	b.segs = append(b.segs[:1], b.segs[2:]...)
+	b.size -= s.size
+	return n, nil
 }
 
 // nextSegment moves the read position to the start of segs[1], saves it,
@@ -256,7 +294,7 @@ func (b *Buffer) nextSegment() error {
 		b.rf.Close()
 		b.rf = nil
 	}
-	b.peeked = nil
+	b.peeked, b.peekCount = nil, 0
 	b.rd = position{seg: b.segs[1].num}
 	b.segs = b.segs[1:]
 	b.size -= old.size
@@ -295,7 +333,7 @@ func (b *Buffer) Peek() ([]byte, error) {
 		var reason error
 		switch {
 		case err == nil:
-			b.peeked, b.peekNext = rec, next
+			b.peeked, b.peekNext, b.peekCount = rec, next, 1
 			return rec, nil
 		case errors.Is(err, io.EOF):
 			if len(b.segs) == 1 {
@@ -322,9 +360,71 @@ func (b *Buffer) Peek() ([]byte, error) {
 	}
 }
 
-// Ack acknowledges the record Peek returned and saves the new read
-// position, so that a reopened buffer does not return it again. Without a
-// peeked record (none, or dropped by the size cap since) it does nothing.
+// PeekNext returns the record after the last one Peek or PeekNext handed
+// out, so that a reader may send several records at once. It only reads
+// on within the segment of the oldest unacknowledged record, and returns
+// ErrEmpty at the end of that segment, at bad data (which the next Peek
+// after Ack deals with), when Peek has not been called since the last Ack,
+// or when accept (if not nil) refuses the record, which is then not handed
+// out. The caller must not modify the record.
+func (b *Buffer) PeekNext(accept func(rec []byte) bool) ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, ErrClosed
+	}
+	if b.peeked == nil || b.rf == nil || b.rd.mark > 0 && b.peekNext >= b.rd.mark {
+		return nil, ErrEmpty
+	}
+	rec, next, err := readFrame(b.rf, b.peekNext, b.segs[0].size)
+	switch {
+	case err == nil:
+		if accept != nil && !accept(rec) {
+			return nil, ErrEmpty
+		}
+		b.peekNext = next
+		b.peekCount++
+		return rec, nil
+	case errors.Is(err, io.EOF), errors.Is(err, errTorn), errors.Is(err, errBadCRC), errors.Is(err, errBadLen):
+		return nil, ErrEmpty
+	default:
+		return nil, err
+	}
+}
+
+// MarkInFlight saves in the checkpoint that the records handed out since
+// the last Ack are about to be sent together, so that after a stop before
+// their Ack, [Buffer.Replaying] reports them and PeekNext hands out exactly
+// them again, no more, and the caller can send them as they were. A single
+// record needs no mark: the first record after Open is always the one that
+// may have been in flight. Once marked, PeekNext hands out nothing more
+// until Ack.
+func (b *Buffer) MarkInFlight() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	if b.peeked == nil {
+		return nil
+	}
+	b.rd.mark = b.peekNext
+	return writeCheckpoint(b.cfg.Dir, b.rd, b.cfg.Sync == SyncAlways)
+}
+
+// Replaying reports whether the oldest unacknowledged records are marked
+// in flight (MarkInFlight): right after Open, the ones that may have
+// reached a receiver before the stop. PeekNext then stops at the end of
+// them.
+func (b *Buffer) Replaying() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.rd.mark > b.rd.off
+}
+
+// Ack acknowledges every record Peek and PeekNext handed out since the last
+// Ack and saves the new read position, so that a reopened buffer does not
+// return them again. Without such records it does nothing.
 func (b *Buffer) Ack() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -335,12 +435,32 @@ func (b *Buffer) Ack() error {
 		return nil
 	}
 	b.peeked = nil
-	b.rd.off = b.peekNext
-	b.stats.Acked++
+	b.rd.off, b.rd.mark = b.peekNext, 0
+	b.stats.Acked += uint64(b.peekCount)
+	b.peekCount = 0
 	if b.rd.off >= b.segs[0].size && len(b.segs) > 1 {
 		return b.nextSegment()
 	}
 	return writeCheckpoint(b.cfg.Dir, b.rd, b.cfg.Sync == SyncAlways)
+}
+
+// ForEach calls fn with every unacknowledged record, oldest first, as far
+// as they can be read, without moving the read position; for taking stock
+// after Open. fn must not call the Buffer nor keep the record.
+func (b *Buffer) ForEach(fn func(rec []byte)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrClosed
+	}
+	off := b.rd.off
+	for _, s := range b.segs {
+		if _, err := visitFrames(segmentPath(b.cfg.Dir, s.num), off, s.size, fn); err != nil {
+			return err
+		}
+		off = 0
+	}
+	return nil
 }
 
 // NotEmpty returns a channel that receives a value after Append, for a

@@ -195,29 +195,178 @@ func TestSizeCapDropsOldestSegments(t *testing.T) {
 	requireRecords(t, readAll(t, b), 28, 40, size)
 }
 
-func TestSizeCapCountsOnlyUnacked(t *testing.T) {
+func TestSizeCapSparesRecordsInFlight(t *testing.T) {
 	const size = 1000
 	cfg := smallConfig(t.TempDir())
 	cfg.MaxSize = 3 * minSegmentSize
+	var droppedRecs [][]byte
+	cfg.OnDrop = func(rec []byte) { droppedRecs = append(droppedRecs, bytes.Clone(rec)) }
 	b := open(t, cfg)
 	defer b.Close()
-	appendN(t, b, 0, 12, size) // three full segments
+	appendN(t, b, 0, 12, size) // three full segments: 0-3, 4-7, 8-11
 	for range 2 {
 		_, err := b.Peek()
 		require.NoError(t, err)
 		require.NoError(t, b.Ack())
 	}
-	_, err := b.Peek() // record 2 in flight: dropped too, Ack is a no-op
+	r, err := b.Peek() // record 2 in flight: its segment stays
 	require.NoError(t, err)
+	require.Equal(t, record(2, size), r)
 
 	n, err := b.Append(record(12, size))
 	require.NoError(t, err)
-	require.Equal(t, 2, n, "records 2 and 3 of the first segment")
+	require.Equal(t, 4, n, "the next segment, records 4 to 7, went instead")
+	requireRecords(t, droppedRecs, 4, 8, size)
+	require.LessOrEqual(t, b.Stats().Bytes, cfg.MaxSize)
 	require.NoError(t, b.Ack())
-	requireRecords(t, readAll(t, b), 4, 13, size)
+	got := readAll(t, b)
+	requireRecords(t, got[:1], 3, 4, size)
+	requireRecords(t, got[1:], 8, 13, size)
 	st := b.Stats()
-	require.Equal(t, uint64(2), st.Dropped)
-	require.Equal(t, uint64(2+9), st.Acked)
+	require.Equal(t, uint64(4), st.Dropped)
+	require.Equal(t, uint64(2+1+6), st.Acked)
+
+	// Nothing in flight: the oldest segment goes, counted from the read
+	// position.
+	droppedRecs = nil
+	appendN(t, b, 13, 21, size)
+	_, err = b.Peek()
+	require.NoError(t, err)
+	require.NoError(t, b.Ack()) // record 13 read
+	require.NoError(t, b.Close())
+	cfg.MaxSize = 2 * minSegmentSize // a smaller cap at the next start
+	b = open(t, cfg)
+	defer b.Close()
+	n, err = b.Append(record(21, size))
+	require.NoError(t, err)
+	require.Positive(t, n)
+	require.Equal(t, n, len(droppedRecs))
+	require.Equal(t, record(14, size), droppedRecs[0], "acknowledged records are not counted")
+	require.LessOrEqual(t, b.Stats().Bytes, int64(2*minSegmentSize))
+}
+
+func TestPeekNext(t *testing.T) {
+	const size = 1000 // 4 records per segment
+	cfg := smallConfig(t.TempDir())
+	b := open(t, cfg)
+	_, err := b.PeekNext(nil)
+	require.ErrorIs(t, err, ErrEmpty, "nothing peeked")
+	appendN(t, b, 0, 10, size)
+	_, err = b.PeekNext(nil)
+	require.ErrorIs(t, err, ErrEmpty, "Peek comes first")
+
+	first, err := b.Peek()
+	require.NoError(t, err)
+	got := [][]byte{first}
+	for {
+		r, err := b.PeekNext(nil)
+		if errors.Is(err, ErrEmpty) {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, r)
+	}
+	requireRecords(t, got, 0, 4, size) // stops at the end of the segment
+	again, err := b.Peek()
+	require.NoError(t, err)
+	require.Equal(t, first, again, "Peek still returns the oldest")
+	require.NoError(t, b.Ack())
+	require.Equal(t, uint64(4), b.Stats().Acked, "Ack covers every record handed out")
+
+	// Two more in flight when the process stops: both come again.
+	_, err = b.Peek()
+	require.NoError(t, err)
+	_, err = b.PeekNext(func([]byte) bool { return false })
+	require.ErrorIs(t, err, ErrEmpty, "refused")
+	r, err := b.PeekNext(nil)
+	require.NoError(t, err)
+	require.Equal(t, record(5, size), r, "the refused record was not handed out")
+	require.NoError(t, b.Close())
+	b = open(t, cfg)
+	defer b.Close()
+	requireRecords(t, readAll(t, b), 4, 10, size)
+}
+
+func TestMarkInFlight(t *testing.T) {
+	const size = 1000 // 4 records per segment
+	cfg := smallConfig(t.TempDir())
+	b := open(t, cfg)
+	defer b.Close()
+	appendN(t, b, 0, 10, size)
+	require.False(t, b.Replaying())
+	_, err := b.Peek()
+	require.NoError(t, err)
+	for range 2 {
+		_, err := b.PeekNext(nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, b.MarkInFlight()) // records 0-2 sent together
+	_, err = b.PeekNext(nil)
+	require.ErrorIs(t, err, ErrEmpty, "a marked batch does not grow")
+
+	// Killed while they were in flight: the copy replays exactly them.
+	killed := copyDir(t, cfg.Dir)
+	kcfg := cfg
+	kcfg.Dir = killed
+	k := open(t, kcfg)
+	require.True(t, k.Replaying())
+	first, err := k.Peek()
+	require.NoError(t, err)
+	got := [][]byte{first}
+	for {
+		r, err := k.PeekNext(nil)
+		if errors.Is(err, ErrEmpty) {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, r)
+	}
+	requireRecords(t, got, 0, 3, size)
+	require.NoError(t, k.Ack())
+	require.False(t, k.Replaying())
+	r, err := k.Peek()
+	require.NoError(t, err)
+	require.Equal(t, record(3, size), r)
+	require.NoError(t, k.Close())
+
+	// Acknowledged: the mark is gone.
+	require.NoError(t, b.Ack())
+	require.False(t, b.Replaying())
+	require.NoError(t, b.Close())
+	b = open(t, cfg)
+	defer b.Close()
+	require.False(t, b.Replaying())
+	requireRecords(t, readAll(t, b), 3, 10, size)
+}
+
+// copyDir copies the files of dir, as a killed process leaves them, into
+// a new temporary directory.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	dst := t.TempDir()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644))
+	}
+	return dst
+}
+
+func TestForEach(t *testing.T) {
+	b := open(t, smallConfig(t.TempDir()))
+	defer b.Close()
+	appendN(t, b, 0, 10, 700)
+	for range 3 {
+		_, err := b.Peek()
+		require.NoError(t, err)
+		require.NoError(t, b.Ack())
+	}
+	var got [][]byte
+	require.NoError(t, b.ForEach(func(rec []byte) { got = append(got, bytes.Clone(rec)) }))
+	requireRecords(t, got, 3, 10, 700)
+	requireRecords(t, readAll(t, b), 3, 10, 700) // the read position did not move
 }
 
 // writeClosed appends records from..to-1 and closes the buffer.
@@ -345,6 +494,10 @@ func TestClosed(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	_, err = b.Peek()
 	require.ErrorIs(t, err, ErrClosed)
+	_, err = b.PeekNext(nil)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, b.ForEach(func([]byte) {}), ErrClosed)
+	require.ErrorIs(t, b.MarkInFlight(), ErrClosed)
 	require.ErrorIs(t, b.Ack(), ErrClosed)
 	require.ErrorIs(t, b.Sync(), ErrClosed)
 	require.ErrorIs(t, b.Close(), ErrClosed)

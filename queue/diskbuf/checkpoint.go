@@ -12,8 +12,9 @@ import (
 const (
 	checkpointName = "checkpoint"
 	checkpointTmp  = "checkpoint.tmp"
-	// checkpointLen is magic(4) + segment(8) + offset(8) + CRC-32C(4).
-	checkpointLen   = 24
+	// checkpointLen is magic(4) + segment(8) + offset(8) + mark(8) +
+	// CRC-32C(4).
+	checkpointLen   = 32
 	checkpointMagic = "KSPQ"
 )
 
@@ -24,6 +25,10 @@ type position struct {
 	seg uint64
 	// off is the byte offset in that segment.
 	off int64
+	// mark, when more than off, is the end of the records from off that
+	// were handed out and marked as in flight (Buffer.MarkInFlight): the
+	// ones that may have reached a receiver before a stop. 0 for none.
+	mark int64
 }
 
 // encodeCheckpoint returns the checkpoint file's bytes for p.
@@ -32,6 +37,7 @@ func encodeCheckpoint(p position) []byte {
 	b = append(b, checkpointMagic...)
 	b = binary.BigEndian.AppendUint64(b, p.seg)
 	b = binary.BigEndian.AppendUint64(b, uint64(p.off))
+	b = binary.BigEndian.AppendUint64(b, uint64(p.mark))
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -60,8 +66,12 @@ func readCheckpoint(dir string) (position, error) {
 	if crc32.Checksum(b[:checkpointLen-crcLen], castagnoli) != binary.BigEndian.Uint32(b[checkpointLen-crcLen:]) {
 		return bad("CRC-32C mismatch")
 	}
-	p := position{seg: binary.BigEndian.Uint64(b[4:]), off: int64(binary.BigEndian.Uint64(b[12:]))}
-	if p.off < 0 {
+	p := position{
+		seg:  binary.BigEndian.Uint64(b[4:]),
+		off:  int64(binary.BigEndian.Uint64(b[12:])),
+		mark: int64(binary.BigEndian.Uint64(b[20:])),
+	}
+	if p.off < 0 || p.mark < 0 {
 		return bad("negative offset")
 	}
 	return p, nil

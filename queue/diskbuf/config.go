@@ -33,6 +33,10 @@ type Config struct {
 	MaxSegmentSize int64 `yaml:"max_segment_size_bytes,omitempty"`
 	// Sync is the fsync policy: "rotate" (default), "always" or "never".
 	Sync SyncPolicy `yaml:"sync,omitempty"`
+	// OnDrop, if set, is called with each unacknowledged record the size
+	// cap deletes, while the buffer is locked: it must not call the Buffer
+	// nor keep the record.
+	OnDrop func(rec []byte) `yaml:"-"`
 }
 
 // DefaultConfig holds the defaults; Dir has none.

@@ -18,16 +18,19 @@
 // same file.
 //
 // The read side is peek-then-acknowledge: [Buffer.Peek] returns the oldest
-// unacknowledged record, again and again until [Buffer.Ack] moves past it.
+// unacknowledged record, again and again until [Buffer.Ack] moves past it;
+// [Buffer.PeekNext] hands out the records after it within the same segment,
+// so that a reader can send several at once, and Ack then covers them all.
 // Ack writes the read position to the checkpoint file (temp file + rename,
 // so it is always whole), and a reopened Buffer resumes there: after a
-// crash at most the record that was peeked but not acknowledged is read
-// again. Fully read segments are deleted.
+// crash at most the records that were handed out but not acknowledged are
+// read again. Fully read segments are deleted.
 //
 // When max_size is set and an append would pass it, the oldest whole
-// segments are deleted first; Append returns how many unacknowledged
-// records went with them, and [Stats] counts them. Nothing is dropped
-// silently.
+// segments are deleted first, except the one holding records in flight
+// (handed out, not yet acknowledged): then the segment after it goes.
+// Append returns how many unacknowledged records went with them, [Stats]
+// counts them, and Config.OnDrop sees each. Nothing is dropped silently.
 //
 // A torn tail or a CRC mismatch ends the reading of that segment: the
 // reader counts a [*CorruptError] (see [Stats]) and goes on with the next

@@ -134,9 +134,10 @@ func readFrame(r io.ReaderAt, off, size int64) ([]byte, int64, error) {
 	return rec, body + int64(n), nil
 }
 
-// countFrames counts the readable records from off to the end of a segment,
-// stopping at the first bad one, as a reader would.
-func countFrames(path string, off, size int64) (int, error) {
+// visitFrames counts the readable records from off to the end of a
+// segment, stopping at the first bad one, as a reader would, and calls fn
+// (if not nil) with each.
+func visitFrames(path string, off, size int64, fn func(rec []byte)) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("opening segment to count records: %w", err)
@@ -144,12 +145,15 @@ func countFrames(path string, off, size int64) (int, error) {
 	defer f.Close()
 	n := 0
 	for {
-		_, next, err := readFrame(f, off, size)
+		rec, next, err := readFrame(f, off, size)
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, errTorn) || errors.Is(err, errBadCRC) || errors.Is(err, errBadLen) {
 				return n, nil
 			}
 			return n, err
+		}
+		if fn != nil {
+			fn(rec)
 		}
 		n++
 		off = next

@@ -1,0 +1,93 @@
+package queue
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Drop reasons of the disk buffer and of restarts (see metrics.go for the
+// others).
+const (
+	// ReasonBufferFull is a batch the disk buffer's size cap (max_bytes)
+	// deleted before it could be sent: the oldest go first.
+	ReasonBufferFull = "buffer_full"
+	// ReasonBufferError is a batch that could not be written to, or read
+	// back from, the disk buffer.
+	ReasonBufferError = "buffer_error"
+	// ReasonResent is a batch sent again after a restart because it was in
+	// flight when the agent stopped, which the receiver refused (400, 409)
+	// as already stored: not bad data, and not lost.
+	ReasonResent = "resent"
+)
+
+// bufferMetricVecs are the resharding, disk buffer and restart metrics,
+// labelled by endpoint.
+type bufferMetricVecs struct {
+	desired         *prometheus.GaugeVec
+	bytes, segments *prometheus.GaugeVec
+	corrupt, resent *prometheus.CounterVec
+}
+
+// newBufferMetrics creates the resharding and disk buffer metrics and
+// registers them with reg.
+func newBufferMetrics(reg prometheus.Registerer) *bufferMetricVecs {
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: name, Help: help,
+		}, []string{"endpoint"})
+	}
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: name, Help: help,
+		}, []string{"endpoint"})
+	}
+	v := &bufferMetricVecs{
+		desired: gauge("shards_desired",
+			"Shards the endpoint's send rate and backlog call for, before rounding, the 30 % dead band and the min/max bounds."),
+		bytes: gauge("buffer_bytes",
+			"Bytes of the endpoint's disk buffer segment files (0 without disk_buffer)."),
+		segments: gauge("buffer_segments",
+			"Segment files of the endpoint's disk buffer (0 without disk_buffer)."),
+		corrupt: counter("buffer_corrupt_total",
+			"Corrupt or truncated disk buffer segments, checkpoints and records met and skipped."),
+		resent: counter("samples_resent_total",
+			"Samples sent again after a restart because they were in flight when the agent stopped (at most one batch per shard)."),
+	}
+	reg.MustRegister(v.desired, v.bytes, v.segments, v.corrupt, v.resent)
+	return v
+}
+
+// bufferMetrics are one endpoint's resharding and disk buffer metrics.
+type bufferMetrics struct {
+	desired, bytes, segments prometheus.Gauge
+	corrupt, resent          prometheus.Counter
+}
+
+func (v *bufferMetricVecs) forEndpoint(name string) *bufferMetrics {
+	return &bufferMetrics{
+		desired:  v.desired.WithLabelValues(name),
+		bytes:    v.bytes.WithLabelValues(name),
+		segments: v.segments.WithLabelValues(name),
+		corrupt:  v.corrupt.WithLabelValues(name),
+		resent:   v.resent.WithLabelValues(name),
+	}
+}
+
+// retryCounter is the samples_failed_total counter, which the sender adds
+// to on every retry, also telling the resharder that requests are being
+// retried.
+type retryCounter struct {
+	prometheus.Counter
+	// retries counts the calls.
+	retries *atomic.Int64
+}
+
+// Add implements prometheus.Counter.
+func (c retryCounter) Add(v float64) {
+	c.Counter.Add(v)
+	c.retries.Add(1)
+}
+
+// Inc implements prometheus.Counter.
+func (c retryCounter) Inc() { c.Add(1) }
