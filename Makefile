@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/kube-state-push/kube-state-push/agent.Version=$(VERSION)
 PKGS := ./...
 
-.PHONY: all build tools test test-unit test-e2e vet fmt-check lint tidy-check bench demo docs clean
+.PHONY: all build tools test test-unit test-e2e fuzz-short vet fmt-check lint tidy-check bench bench-e2e demo docs clean
 
 all: build
 
@@ -16,7 +16,7 @@ build: ## Build bin/kube-state-push.
 tools: ## Build etcd, kube-apiserver and Prometheus from the Go module proxy (cached).
 	scripts/build-tools.sh
 
-test: tools vet fmt-check ## Every test: unit and end-to-end against the real parts, with -race.
+test: tools vet fmt-check fuzz-short ## Every test: unit and end-to-end against the real parts, with -race.
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 test-unit: ## Unit tests only (no real parts needed).
@@ -24,6 +24,9 @@ test-unit: ## Unit tests only (no real parts needed).
 
 test-e2e: tools ## End-to-end tests only.
 	$(GO) test -race -count=1 -timeout 20m -v ./e2e
+
+fuzz-short: ## Each fuzz target for 10s (-fuzztime 10s): the config loader and the disk buffer's segment reader.
+	GO=$(GO) scripts/fuzz-short.sh ./agent FuzzLoad ./queue/diskbuf FuzzSegmentReader
 
 vet:
 	$(GO) vet $(PKGS)
@@ -41,6 +44,11 @@ tidy-check:
 
 bench: ## Micro-benchmarks of the hot paths.
 	$(GO) test -run '^$$' -bench . -benchmem ./encode ./agent ./watch
+
+# Not part of `make test`: about 25 minutes at the default scale. BENCH_FLAGS passes flags, e.g.
+# make bench-e2e BENCH_FLAGS='-pods 500 -nodes 50 -interval 10s -window 1m -out ""'
+bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent; writes docs/performance.md.
+	$(GO) run ./bench -agent bin/kube-state-push $(BENCH_FLAGS)
 
 demo: tools ## A local control plane with sample objects, Prometheus, and the agent pushing into it.
 	$(GO) run ./demo

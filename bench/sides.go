@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// sideEnv is what both measured setups are given.
+type sideEnv struct {
+	// kubeconfig is the API server's admin kubeconfig.
+	kubeconfig string
+	// writeURL is the receiver's Remote-Write URL.
+	writeURL string
+	// interval is the snapshot and scrape interval.
+	interval time.Duration
+	// agentBin is the kube-state-push binary.
+	agentBin string
+}
+
+// side is one of the two setups measured.
+type side struct {
+	// key is its name on the command line: agent or ksm.
+	key string
+	// title is its name in the report.
+	title string
+	// start starts its processes, logging into dir, and returns them in the
+	// order the report lists them.
+	start func(dir string, env sideEnv) ([]*testenv.Process, error)
+}
+
+// sides are the setups, in their default order.
+var sides = []side{
+	{key: "agent", title: "kube-state-push", start: startAgent},
+	{key: "ksm", title: "KSM + Prometheus agent", start: startPair},
+}
+
+// agentConfig is kube-state-push's configuration for the benchmark: the
+// default resources (those kube-state-metrics watches by default) and
+// families, no self-metrics push, the default queue.
+func agentConfig(env sideEnv, listen string) string {
+	return fmt.Sprintf(`kubeconfig: %q
+snapshot_interval: %s
+listen_address: %q
+push_self_metrics: false
+remote_write:
+  - url: %q
+`, env.kubeconfig, env.interval, listen, env.writeURL)
+}
+
+// startAgent starts kube-state-push.
+func startAgent(dir string, env sideEnv) ([]*testenv.Process, error) {
+	port, err := testenv.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "kube-state-push.yaml")
+	if err := os.WriteFile(cfg, []byte(agentConfig(env, "127.0.0.1:"+strconv.Itoa(port))), 0o600); err != nil {
+		return nil, fmt.Errorf("writing the agent's config: %w", err)
+	}
+	p, err := testenv.Start(dir, "kube-state-push", env.agentBin, "--config.file="+cfg)
+	if err != nil {
+		return nil, err
+	}
+	return []*testenv.Process{p}, nil
+}
+
+// prometheusAgentConfig is Prometheus' configuration in agent mode: scrape
+// kube-state-metrics at the interval, honouring its labels, and
+// remote-write everything to the receiver with the default queue.
+func prometheusAgentConfig(env sideEnv, ksmTarget string) string {
+	return fmt.Sprintf(`global:
+  scrape_interval: %[1]s
+  scrape_timeout: %[1]s
+scrape_configs:
+  - job_name: kube-state-metrics
+    honor_labels: true
+    static_configs:
+      - targets: [%[2]q]
+remote_write:
+  - url: %[3]q
+`, env.interval, ksmTarget, env.writeURL)
+}
+
+// startPair starts kube-state-metrics with its default resources and,
+// without waiting for it, Prometheus in agent mode scraping it.
+func startPair(dir string, env sideEnv) ([]*testenv.Process, error) {
+	ksmBin, err := testenv.Binary("kube-state-metrics")
+	if err != nil {
+		return nil, err
+	}
+	promBin, err := testenv.Binary("prometheus")
+	if err != nil {
+		return nil, err
+	}
+	var ports [3]int
+	for i := range ports {
+		if ports[i], err = testenv.FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	ksmAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	ksm, err := testenv.Start(dir, "kube-state-metrics", ksmBin,
+		"--kubeconfig="+env.kubeconfig,
+		"--host=127.0.0.1", "--port="+strconv.Itoa(ports[0]),
+		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(ports[1]),
+	)
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "prometheus-agent.yml")
+	if err := os.WriteFile(cfg, []byte(prometheusAgentConfig(env, ksmAddr)), 0o600); err != nil {
+		ksm.Kill()
+		return nil, fmt.Errorf("writing the Prometheus agent's config: %w", err)
+	}
+	prom, err := testenv.Start(dir, "prometheus-agent", promBin,
+		"--agent",
+		"--config.file="+cfg,
+		"--storage.agent.path="+filepath.Join(dir, "prometheus-agent-wal"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(ports[2]),
+		"--log.level=warn",
+	)
+	if err != nil {
+		ksm.Kill()
+		return nil, err
+	}
+	return []*testenv.Process{ksm, prom}, nil
+}
