@@ -211,6 +211,19 @@ func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 	return queued
 }
 
+// Flush tells the endpoint that the producer has handed over a whole
+// snapshot: memory lanes send their last, partial batch now rather than after
+// batch_send_deadline, so a snapshot arrives complete one send after it was
+// taken. Disk lanes send as soon as data is on disk anyway. Flush never
+// blocks; like Append, it is called by the producer's goroutine.
+func (e *Endpoint) Flush() {
+	for _, l := range e.cur.lanes {
+		if l.kick != nil {
+			signal(l.kick)
+		}
+	}
+}
+
 // Stop flushes what is queued and waits for it to be sent until ctx ends;
 // then it cancels the requests in flight. In memory, what was left is
 // counted as dropped and Stop returns an error; with a disk buffer it stays

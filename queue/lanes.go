@@ -24,6 +24,10 @@ type lane struct {
 	// without waiting for the batch deadline, and exit once empty.
 	flush     chan struct{}
 	flushOnce sync.Once
+	// kick gets a token (capacity 1) when the producer has handed over a
+	// whole snapshot (Endpoint.Flush): a memory lane then sends its partial
+	// batch at once instead of waiting out batch_send_deadline.
+	kick chan struct{}
 	// v1 and v2 encode the lane's batches; they keep scratch space
 	// between batches. v2 is nil until the endpoint is sent 2.0.
 	v1 encode.V1Encoder
@@ -77,7 +81,7 @@ type generation struct {
 func (e *Endpoint) newMemoryGeneration(n int, prevDone <-chan struct{}) *generation {
 	g := &generation{prevDone: prevDone, done: make(chan struct{})}
 	for range n {
-		g.lanes = append(g.lanes, &lane{ring: newRing(e.cfg.QueueConfig.Capacity), flush: make(chan struct{})})
+		g.lanes = append(g.lanes, &lane{ring: newRing(e.cfg.QueueConfig.Capacity), flush: make(chan struct{}), kick: make(chan struct{}, 1)})
 	}
 	return g
 }

@@ -158,6 +158,9 @@ func (e *Endpoint) runShard(g *generation, l *lane) {
 		case <-l.ring.notEmpty:
 		case <-timer.C:
 			timerOn, deadline = false, true
+		case <-l.kick:
+			// The whole snapshot is queued: what is taken now is its end.
+			deadline = true
 		case <-flush:
 			flushing = true
 			flush = nil // closed: stop selecting on it
