@@ -13,7 +13,7 @@ all: build
 build: ## Build bin/kube-state-push.
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-state-push ./cmd/kube-state-push
 
-tools: ## Build etcd, kube-apiserver and Prometheus from the Go module proxy (cached).
+tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics, VictoriaMetrics and Thanos from the Go module proxy (cached).
 	scripts/build-tools.sh
 
 test: tools vet fmt-check fuzz-short ## Every test: unit and end-to-end against the real parts, with -race.
@@ -25,8 +25,8 @@ test-unit: ## Unit tests only (no real parts needed).
 test-e2e: tools ## End-to-end tests only.
 	$(GO) test -race -count=1 -timeout 20m -v ./e2e
 
-fuzz-short: ## Each fuzz target for 10s (-fuzztime 10s): the config loader and the disk buffer's segment reader.
-	GO=$(GO) scripts/fuzz-short.sh ./agent FuzzLoad ./queue/diskbuf FuzzSegmentReader
+fuzz-short: ## Each fuzz target for 10s: the config loader, the disk buffer segment reader and record decoder.
+	GO=$(GO) scripts/fuzz-short.sh ./agent FuzzLoad ./queue/diskbuf FuzzSegmentReader ./queue FuzzDecodeRecord
 
 vet:
 	$(GO) vet $(PKGS)
