@@ -8,28 +8,20 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
 // Version is the agent's version, set at build time.
 var Version = "dev"
-
-// watchSpec is one reflector: a resource in a scope, and its store.
-type watchSpec struct {
-	resource *watch.Resource
-	scope    watch.Scope
-	store    *seriesMap
-}
 
 // Options are what an Agent needs beyond its Config.
 type Options struct {
@@ -39,26 +31,58 @@ type Options struct {
 	Clients *watch.Clients
 	// Registry collects the self-metrics; nil makes a new one.
 	Registry *prometheus.Registry
+	// ConfigFile is the file the configuration was loaded from, which
+	// Reload reads again; empty: reloads are refused.
+	ConfigFile string
 }
 
 // Agent watches a cluster and pushes its state.
 type Agent struct {
-	// cfg is the validated configuration.
+	// cfg is the running configuration; a reload replaces it (only on the
+	// snapshot goroutine, as every field below that a reload changes).
 	cfg *Config
+	// configFile is read again by Reload.
+	configFile string
 	// log receives the agent's logs.
 	log *slog.Logger
 	// clients reach the API server.
 	clients watch.Clients
-	// reg holds every self-metric.
-	reg *prometheus.Registry
-	// watches are the reflectors to run, one per resource and scope, each
-	// with its series map.
-	watches []watchSpec
-	maps    []*seriesMap
+	// reg holds every self-metric; metrics, queueMetrics and reloadMetrics
+	// are registered there once, for what reloads build too.
+	reg           *prometheus.Registry
+	metrics       *metrics
+	queueMetrics  *queue.Metrics
+	reloadMetrics *reloadMetrics
+	// groups are the watched resources, in the order of resources.
+	groups []*watchGroup
+	// pending holds, by resource, the groups a reload started to replace
+	// one of groups; each takes over once its initial list is stored.
+	pending map[string]*watchGroup
+	// retiring are series maps whose series all get a staleness marker in
+	// the next snapshot (reload.go); then they are dropped.
+	retiring []*seriesMap
+	// readyMaps are the maps of groups, for Ready, which the HTTP server
+	// calls from its own goroutines.
+	readyMaps atomic.Pointer[[]*seriesMap]
+	// watchCtx is the context the reflectors run in, set by Run.
+	watchCtx context.Context
+	// autoShard and autoTotal are the shard and shard count auto_sharding
+	// found at start.
+	autoShard, autoTotal int
 	// endpoints send the samples.
-	endpoints []*queue.Endpoint
-	// snap takes the snapshots.
-	snap *snapshotter
+	endpoints []*endpoint
+	// draining tracks endpoints a reload stopped that deliver their queue
+	// in the background; drainErrs, guarded by drainMu, are their losses.
+	draining  sync.WaitGroup
+	drainMu   sync.Mutex
+	drainErrs []error
+	// snap takes the snapshots; ticker times them.
+	snap   *snapshotter
+	ticker *time.Ticker
+	// reloads hands loaded configurations to Run's loop; loopDone is
+	// closed when the loop has ended.
+	reloads  chan reloadRequest
+	loopDone chan struct{}
 	// listener serves /metrics and the probes, when configured.
 	listener net.Listener
 	// leader runs the leader election, when enabled (nil otherwise); gate
@@ -78,7 +102,10 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		o.Registry = prometheus.NewRegistry()
 		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	a := &Agent{cfg: cfg, log: o.Logger, reg: o.Registry}
+	a := &Agent{
+		cfg: cfg, configFile: o.ConfigFile, log: o.Logger, reg: o.Registry,
+		pending: map[string]*watchGroup{}, reloads: make(chan reloadRequest), loopDone: make(chan struct{}),
+	}
 	if o.Clients != nil {
 		a.clients = *o.Clients
 	} else {
@@ -90,39 +117,29 @@ func New(cfg *Config, o Options) (*Agent, error) {
 			return nil, err
 		}
 	}
-	m := newMetrics(a.reg)
-	ext := externalLabels(cfg.ExternalLabels)
+	a.metrics = newMetrics(a.reg)
+	a.queueMetrics = queue.NewMetrics(a.reg)
+	a.reloadMetrics = newReloadMetrics(a.reg)
+	// The shard is final once Run has resolved auto-sharding (shard).
+	shard, total := a.sharding(cfg)
 	for _, name := range cfg.Watch.Resources {
 		r, ok := watch.Lookup(name)
 		if !ok {
 			return nil, fmt.Errorf("unknown resource %q", name)
 		}
-		rm := m.forResource(name)
-		for _, sc := range cfg.Watch.Scopes(r) {
-			// A renderer per reflector: renderers keep scratch space.
-			rr := r.NewRenderer(watch.RenderOptions{
-				Families:       cfg.Watch.FamilyOptions(name),
-				Select:         cfg.Watch.Selected,
-				ExternalLabels: ext,
-			})
-			sm := newSeriesMap(name, rr, a.log.With("scope", sc.String()), rm)
-			a.watches = append(a.watches, watchSpec{resource: r, scope: sc, store: sm})
-			a.maps = append(a.maps, sm)
-		}
+		a.groups = append(a.groups, newGroup(cfg, r, groupKey(cfg, r, shard, total), nil, a.metrics, a.log))
 	}
-	qm := queue.NewMetrics(a.reg)
-	a.snap = &snapshotter{maps: a.maps, metrics: m}
+	a.snap = &snapshotter{metrics: a.metrics}
 	if cfg.PushSelfMetrics {
-		a.snap.self = newSelfPush(a.reg, ext, a.log)
+		a.snap.self = newSelfPush(a.reg, externalLabels(cfg.ExternalLabels), a.log)
 	}
 	md := familyMetadata(cfg)
 	for _, rw := range cfg.RemoteWrite {
-		e, err := queue.New(rw, queue.Options{Logger: a.log, Metrics: qm, UserAgent: "kube-state-push/" + Version, Metadata: md})
+		e, err := a.newEndpoint(rw, md)
 		if err != nil {
 			return nil, err
 		}
 		a.endpoints = append(a.endpoints, e)
-		a.snap.endpoints = append(a.snap.endpoints, e)
 	}
 	if cfg.LeaderElection.Enabled {
 		var err error
@@ -130,8 +147,8 @@ func New(cfg *Config, o Options) (*Agent, error) {
 			return nil, err
 		}
 		a.gate = &gate{}
-		a.snap.endpoints = a.gate.wrap(a.snap.endpoints)
 	}
+	a.refresh()
 	if cfg.ListenAddress != "" {
 		l, err := net.Listen("tcp", cfg.ListenAddress)
 		if err != nil {
@@ -140,15 +157,6 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		a.listener = l
 	}
 	return a, nil
-}
-
-func externalLabels(m map[string]string) []encode.Label {
-	var ls []encode.Label
-	for k, v := range m {
-		ls = append(ls, encode.Label{Name: k, Value: v})
-	}
-	sort.Slice(ls, func(i, j int) bool { return ls[i].Name < ls[j].Name })
-	return ls
 }
 
 // Addr is the address the self-metrics server listens on, or nil.
@@ -161,7 +169,7 @@ func (a *Agent) Addr() net.Addr {
 
 // Ready reports whether every resource's initial list has been stored.
 func (a *Agent) Ready() bool {
-	for _, m := range a.maps {
+	for _, m := range *a.readyMaps.Load() {
 		if !m.synced.Load() {
 			return false
 		}
@@ -171,45 +179,53 @@ func (a *Agent) Ready() bool {
 
 // Run watches and pushes until ctx ends, then stops in two phases: stop the
 // reflectors and take a final snapshot; then flush the queues within
-// shutdown_timeout. It returns an error if samples were dropped at stop.
+// shutdown_timeout. Between snapshots it applies reloads (reload.go). It
+// returns an error if samples were dropped at stop, or by an endpoint a
+// reload stopped.
 func (a *Agent) Run(ctx context.Context) error {
 	if err := a.shard(ctx); err != nil {
 		return err
 	}
 	srv := a.serve()
 	for _, e := range a.endpoints {
-		e.Start()
+		e.q.Start()
 	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	var reflectors sync.WaitGroup
-	for _, w := range a.watches {
-		rf := w.resource.NewReflector(a.clients, w.scope.Namespace, w.scope.FieldSelector, w.store)
-		reflectors.Add(1)
-		go func() {
-			defer reflectors.Done()
-			rf.RunWithContext(watchCtx)
-		}()
+	a.watchCtx = watchCtx
+	for _, g := range a.groups {
+		g.start(watchCtx, a.clients)
 	}
 	a.log.Info("watching", "resources", a.cfg.Watch.Resources, "endpoints", len(a.endpoints), "interval", a.cfg.SnapshotInterval)
 	stopElection := a.elect(ctx)
 
-	ticker := time.NewTicker(a.cfg.SnapshotInterval)
+	a.ticker = time.NewTicker(a.cfg.SnapshotInterval)
+	leaderPoll := a.pollLeadership()
 	for running := true; running; {
 		select {
 		case <-ctx.Done():
 			running = false
-		case t := <-ticker.C:
-			a.openGate()
-			n := a.snap.tick(ctx, t)
+		case t := <-a.ticker.C:
+			n := a.snapshot(ctx, t)
 			a.log.Debug("snapshot queued", "samples", n, "took", time.Since(t))
+		case <-leaderPoll:
+			a.takeOver(ctx)
+		case req := <-a.reloads:
+			req.result <- a.apply(req.cfg)
 		}
 	}
-	ticker.Stop()
+	close(a.loopDone)
+	a.ticker.Stop()
 
 	// Phase 1: stop watching; the last snapshot carries the final state.
+	// Replacements still waiting for their initial list are dropped.
 	stopWatch()
-	reflectors.Wait()
+	for _, g := range a.groups {
+		g.stop()
+	}
+	for name := range a.pending {
+		a.dropPending(name)
+	}
 	// A shutdown context of its own: ctx is already cancelled.
 	stopCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
@@ -221,10 +237,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Phase 2: flush within the deadline; then what is left is dropped.
 	var errs []error
 	for _, e := range a.endpoints {
-		if err := e.Stop(stopCtx); err != nil {
+		if err := e.q.Stop(stopCtx); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	a.draining.Wait() // each within its own deadline
+	a.drainMu.Lock()
+	errs = append(errs, a.drainErrs...)
+	a.drainMu.Unlock()
 	if srv != nil {
 		shutCtx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = srv.Shutdown(shutCtx)
@@ -235,6 +255,34 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.log.Info("stopped")
 	return nil
+}
+
+// pollLeadership returns a channel that ticks a few times per retry_period
+// while leader election is on (nil otherwise, which never ticks), for
+// takeOver. client-go tells a new leader through a callback on a goroutine
+// of its own; polling keeps the snapshot goroutine the only one to take
+// snapshots.
+func (a *Agent) pollLeadership() <-chan time.Time {
+	if a.leader == nil {
+		return nil
+	}
+	t := time.NewTicker(max(a.cfg.LeaderElection.RetryPeriod/4, 10*time.Millisecond))
+	go func() { <-a.loopDone; t.Stop() }()
+	return t.C
+}
+
+// takeOver takes a snapshot at once when this replica has just become the
+// leader (the gate is still closed from its last snapshot as a follower),
+// rather than at the next tick, which may be a whole snapshot_interval
+// away: after a leader dies, the gap at the receiver is then about the
+// Lease's expiry, not that plus an interval. The ticker restarts from here.
+func (a *Agent) takeOver(ctx context.Context) {
+	if a.gate.open.Load() || !a.leader.leading() {
+		return
+	}
+	n := a.snapshot(ctx, time.Now())
+	a.ticker.Reset(a.cfg.SnapshotInterval)
+	a.log.Info("leading: took a snapshot at once", "samples", n)
 }
 
 // shard sets which objects the series maps render, resolving auto-sharding
@@ -248,10 +296,14 @@ func (a *Agent) shard(ctx context.Context) error {
 			return err
 		}
 		w.Shard, w.TotalShards = shard, total
+		a.autoShard, a.autoTotal = shard, total
 	}
 	owns := w.Owner()
-	for _, m := range a.maps {
-		m.owns = owns
+	for _, g := range a.groups {
+		g.key = groupKey(a.cfg, g.resource, w.Shard, w.TotalShards)
+		for _, m := range g.maps {
+			m.owns = owns
+		}
 	}
 	if owns != nil {
 		a.log.Info("sharding", "shard", w.Shard, "total_shards", w.TotalShards, "auto", w.AutoSharding)
@@ -266,6 +318,7 @@ func (a *Agent) serve() *http.Server {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg}))
+	mux.HandleFunc("/-/reload", a.handleReload)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/prometheus/model/relabel"
 	"gopkg.in/yaml.v3"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
@@ -61,6 +62,39 @@ func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
 
 var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
+// haReplicaLabel is the replica label of Mimir's and Cortex's HA tracker, the
+// one reserved name external_labels accept.
+const haReplicaLabel = "__replica__"
+
+// expandExternalLabels replaces ${VAR} and $VAR in external label values by
+// the environment variable's value, as Prometheus does with
+// --enable-feature=expand-external-labels: "$$" stands for "$", and an
+// undefined or empty variable expands to nothing; a value left empty is
+// an error naming the key and the variables. A deployment can so set
+// __replica__: ${POD_NAME} from the downward API.
+func expandExternalLabels(labels map[string]string) []error {
+	var errs []error
+	for _, name := range sortedKeys(labels) {
+		var unset []string
+		v := os.Expand(labels[name], func(s string) string {
+			if s == "$" {
+				return "$"
+			}
+			v := os.Getenv(s)
+			if v == "" {
+				unset = append(unset, s)
+			}
+			return v
+		})
+		labels[name] = v
+		if v == "" && len(unset) > 0 {
+			errs = append(errs, confkey.Errorf("external_labels."+name,
+				"value is empty once environment variables are expanded (not set or empty: %s)", strings.Join(unset, ", ")))
+		}
+	}
+	return errs
+}
+
 // Validate checks the configuration and fills in derived defaults. Errors
 // name the key they are about (*confkey.Error).
 func (c *Config) Validate() error {
@@ -77,7 +111,10 @@ func (c *Config) Validate() error {
 	for _, name := range sortedKeys(c.ExternalLabels) {
 		key := "external_labels." + name
 		switch {
-		case !labelNameRE.MatchString(name) || strings.HasPrefix(name, "__"):
+		// Names starting with "__" are reserved, but Mimir's and Cortex's HA
+		// deduplication needs __replica__ on every series (it drops the
+		// label before storing), as Prometheus' external_labels allow.
+		case !labelNameRE.MatchString(name) || strings.HasPrefix(name, "__") && name != haReplicaLabel:
 			errs = append(errs, confkey.Errorf(key, "%q is not a valid label name", name))
 		case c.ExternalLabels[name] == "":
 			errs = append(errs, confkey.Errorf(key, "value is empty"))
@@ -164,10 +201,42 @@ func Load(data []byte, name string) (*Config, error) {
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return nil, decodeError(name, &root, err)
 	}
-	if err := cfg.Validate(); err != nil {
+	// The map is the decoder's own (DefaultConfig has none), so expanding
+	// it in place changes no shared state.
+	expandErrs := expandExternalLabels(cfg.ExternalLabels)
+	err := cfg.Validate()
+	if len(expandErrs) > 0 {
+		err = errors.Join(append(expandErrs, withoutKeys(err, expandErrs))...)
+	}
+	if err != nil {
 		return nil, keyErrors(name, &root, err)
 	}
 	return &cfg, nil
+}
+
+// withoutKeys leaves out of err the key errors about a key one of the
+// errors in named names: a label whose variables expand to nothing is
+// reported once, not again as an empty value.
+func withoutKeys(err error, named []error) error {
+	if err == nil {
+		return nil
+	}
+	skip := map[string]bool{}
+	for _, e := range named {
+		var ke *confkey.Error
+		if errors.As(e, &ke) {
+			skip[ke.Key] = true
+		}
+	}
+	var out []error
+	for _, e := range flatten([]error{err}) {
+		var ke *confkey.Error
+		if errors.As(e, &ke) && skip[ke.Key] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }
 
 // yamlFieldRE matches yaml.v3's message for an unknown key.
@@ -190,6 +259,9 @@ func syntaxError(name string, err error) error {
 func decodeError(name string, root *yaml.Node, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
+		if key, line, rerr := relabelError(root); rerr != nil {
+			return fmt.Errorf("%s:%d: %s: %v", name, line, key, rerr)
+		}
 		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var errs []error
@@ -215,6 +287,47 @@ func decodeError(name string, root *yaml.Node, err error) error {
 		errs = append(errs, fmt.Errorf("%s: %s", name, e))
 	}
 	return errors.Join(errs...)
+}
+
+// relabelError finds the first write_relabel_configs rule that does not
+// decode, and returns its key, line and error. Prometheus' relabel types
+// report a bad action or regular expression from their UnmarshalYAML as a
+// plain error, without the line that yaml.v3 gives its own type errors.
+func relabelError(root *yaml.Node) (key string, line int, err error) {
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	endpoints := mappingValue(doc, "remote_write")
+	if endpoints == nil || endpoints.Kind != yaml.SequenceNode {
+		return "", 0, nil
+	}
+	for i, ep := range endpoints.Content {
+		rules := mappingValue(ep, "write_relabel_configs")
+		if rules == nil || rules.Kind != yaml.SequenceNode {
+			continue
+		}
+		for j, rule := range rules.Content {
+			var rc relabel.Config
+			if err := rule.Decode(&rc); err != nil {
+				return confkey.Index(confkey.Index("remote_write", i)+".write_relabel_configs", j), rule.Line, err
+			}
+		}
+	}
+	return "", 0, nil
+}
+
+// mappingValue returns the value of key in a mapping node, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // keyAt returns the dotted path (as confkey writes it) of the deepest key or

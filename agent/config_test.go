@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/relabel"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kube-state-push/kube-state-push/queue"
@@ -58,6 +60,10 @@ func TestExampleConfig(t *testing.T) {
 	require.Equal(t, "/var/run/secrets/remote-write/token", auth.CredentialsFile)
 	require.True(t, filepath.IsAbs(auth.CredentialsFile))
 	require.Nil(t, rw.HTTPClientConfig.BasicAuth)
+	require.Len(t, rw.WriteRelabelConfigs, 2)
+	require.Equal(t, relabel.Drop, rw.WriteRelabelConfigs[0].Action)
+	require.True(t, rw.WriteRelabelConfigs[0].Regex.MatchString("kube_pod_container_status_last_terminated_reason"))
+	require.Equal(t, relabel.LabelDrop, rw.WriteRelabelConfigs[1].Action)
 	require.Equal(t, "/etc/kube-state-push/ca.crt", rw.HTTPClientConfig.TLSConfig.CAFile)
 	require.False(t, rw.HTTPClientConfig.TLSConfig.InsecureSkipVerify)
 }
@@ -162,30 +168,35 @@ remote_write:
 // badConfigs pairs each testdata/<name>.bad.yaml with the error it must give:
 // "<name>.bad.yaml:<line>: <key>: <message>".
 var badConfigs = map[string]string{
-	"unknown_top_key":        `unknown_top_key.bad.yaml:3: snapshot_intervall: unknown key`,
-	"unknown_queue_key":      `unknown_queue_key.bad.yaml:6: remote_write[0].queue_config.max_samples: unknown key`,
-	"unknown_resource":       `unknown_resource.bad.yaml:4: resources[2]: unknown resource "widgets"`,
-	"duplicate_resource":     `duplicate_resource.bad.yaml:4: resources[2]: resource "pods" is listed twice`,
-	"snapshot_interval_zero": `snapshot_interval_zero.bad.yaml:3: snapshot_interval: must be at least 1s, not 0s`,
-	"external_label_name":    `external_label_name.bad.yaml:3: external_labels.1zone: "1zone" is not a valid label name`,
-	"external_label_empty":   `external_label_empty.bad.yaml:3: external_labels.region: value is empty`,
-	"no_remote_write":        `no_remote_write.bad.yaml:1: remote_write: at least one endpoint is required`,
-	"url_missing":            `url_missing.bad.yaml:3: remote_write[1].url: is required`,
-	"url_scheme":             `url_scheme.bad.yaml:3: remote_write[0].url: scheme must be http or https, not "ftp"`,
-	"min_shards":             `min_shards.bad.yaml:5: remote_write[0].queue_config.min_shards: 8 is more than max_shards 4`,
-	"capacity":               `capacity.bad.yaml:5: remote_write[0].queue_config.capacity: 1000 is less than max_samples_per_send 5000`,
-	"min_backoff":            `min_backoff.bad.yaml:4: remote_write[0].queue_config.min_backoff: must be positive, not -30ms`,
-	"duplicate_endpoint":     `duplicate_endpoint.bad.yaml:5: remote_write[1].name: "central" is also the name of remote_write[0]`,
-	"protocol_header":        `protocol_header.bad.yaml:5: remote_write[0].headers.Content-Type: "Content-Type" is set by the Remote-Write protocol`,
-	"two_auths":              `two_auths.bad.yaml:2: remote_write[0]: at most one of basic_auth, oauth2 & authorization must be configured`,
-	"wrong_type":             "wrong_type.bad.yaml:3: snapshot_interval: cannot unmarshal !!str `abc` into time.Duration",
-	"syntax":                 `syntax.bad.yaml:3: did not find expected key`,
-	"syntax_tab":             `syntax_tab.bad.yaml:4: found character that cannot start any token`,
-	"bad_regex":              "bad_regex.bad.yaml:4: metric_allowlist[1]: invalid regular expression \"kube_pod_(status\": error parsing regexp: missing closing ): `kube_pod_(status`",
-	"both_lists":             `both_lists.bad.yaml:3: metric_denylist: metric_allowlist and metric_denylist are mutually exclusive: set only one`,
-	"allowlist_resource":     `allowlist_resource.bad.yaml:4: metric_labels_allowlist.widgets: unknown resource "widgets"`,
-	"allowlist_wildcards":    `allowlist_wildcards.bad.yaml:3: metric_labels_allowlist.pods[1]: "team-*-x*" has more than one wildcard`,
-	"shard_range":            `shard_range.bad.yaml:3: shard: must be in [0, total_shards) = [0, 2), not 2`,
+	"unknown_top_key":         `unknown_top_key.bad.yaml:3: snapshot_intervall: unknown key`,
+	"unknown_queue_key":       `unknown_queue_key.bad.yaml:6: remote_write[0].queue_config.max_samples: unknown key`,
+	"unknown_resource":        `unknown_resource.bad.yaml:4: resources[2]: unknown resource "widgets"`,
+	"duplicate_resource":      `duplicate_resource.bad.yaml:4: resources[2]: resource "pods" is listed twice`,
+	"snapshot_interval_zero":  `snapshot_interval_zero.bad.yaml:3: snapshot_interval: must be at least 1s, not 0s`,
+	"external_label_name":     `external_label_name.bad.yaml:3: external_labels.1zone: "1zone" is not a valid label name`,
+	"external_label_empty":    `external_label_empty.bad.yaml:3: external_labels.region: value is empty`,
+	"no_remote_write":         `no_remote_write.bad.yaml:1: remote_write: at least one endpoint is required`,
+	"url_missing":             `url_missing.bad.yaml:3: remote_write[1].url: is required`,
+	"url_scheme":              `url_scheme.bad.yaml:3: remote_write[0].url: scheme must be http or https, not "ftp"`,
+	"min_shards":              `min_shards.bad.yaml:5: remote_write[0].queue_config.min_shards: 8 is more than max_shards 4`,
+	"capacity":                `capacity.bad.yaml:5: remote_write[0].queue_config.capacity: 1000 is less than max_samples_per_send 5000`,
+	"min_backoff":             `min_backoff.bad.yaml:4: remote_write[0].queue_config.min_backoff: must be positive, not -30ms`,
+	"duplicate_endpoint":      `duplicate_endpoint.bad.yaml:5: remote_write[1].name: "central" is also the name of remote_write[0]`,
+	"protocol_header":         `protocol_header.bad.yaml:5: remote_write[0].headers.Content-Type: "Content-Type" is set by the Remote-Write protocol`,
+	"two_auths":               `two_auths.bad.yaml:2: remote_write[0]: at most one of basic_auth, oauth2 & authorization must be configured`,
+	"wrong_type":              "wrong_type.bad.yaml:3: snapshot_interval: cannot unmarshal !!str `abc` into time.Duration",
+	"syntax":                  `syntax.bad.yaml:3: did not find expected key`,
+	"syntax_tab":              `syntax_tab.bad.yaml:4: found character that cannot start any token`,
+	"bad_regex":               "bad_regex.bad.yaml:4: metric_allowlist[1]: invalid regular expression \"kube_pod_(status\": error parsing regexp: missing closing ): `kube_pod_(status`",
+	"both_lists":              `both_lists.bad.yaml:3: metric_denylist: metric_allowlist and metric_denylist are mutually exclusive: set only one`,
+	"allowlist_resource":      `allowlist_resource.bad.yaml:4: metric_labels_allowlist.widgets: unknown resource "widgets"`,
+	"allowlist_wildcards":     `allowlist_wildcards.bad.yaml:3: metric_labels_allowlist.pods[1]: "team-*-x*" has more than one wildcard`,
+	"shard_range":             `shard_range.bad.yaml:3: shard: must be in [0, total_shards) = [0, 2), not 2`,
+	"relabel_action":          `relabel_action.bad.yaml:4: remote_write[0].write_relabel_configs[0]: unknown relabel action "dropp"`,
+	"relabel_regex":           "relabel_regex.bad.yaml:7: remote_write[1].write_relabel_configs[1]: error parsing regexp: missing closing ): `^(?s:kube_(pod)$`",
+	"relabel_target":          `relabel_target.bad.yaml:4: remote_write[0].write_relabel_configs[0]: relabel configuration for replace action requires 'target_label' value`,
+	"external_label_env":      `external_label_env.bad.yaml:5: external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: KSP_TEST_UNSET_VARIABLE)`,
+	"external_label_reserved": `external_label_reserved.bad.yaml:4: external_labels.__name__: "__name__" is not a valid label name`,
 }
 
 func TestBadConfigs(t *testing.T) {
@@ -242,4 +253,81 @@ func TestLoadFileMissing(t *testing.T) {
 	_, err := LoadFile(filepath.Join(t.TempDir(), "absent.yaml"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorContains(t, err, "reading config")
+}
+
+// External label values expand environment variables as Prometheus'
+// expand-external-labels does, and __replica__ is the one reserved name
+// allowed, for Mimir's and Cortex's HA deduplication.
+func TestExternalLabelsExpandEnv(t *testing.T) {
+	t.Setenv("KSP_TEST_POD", "kube-state-push-7d9f-x2v")
+	t.Setenv("KSP_TEST_REGION", "eu-west-1")
+	t.Setenv("KSP_TEST_EMPTY", "")
+	cfg, err := Load([]byte(`
+external_labels:
+  __replica__: ${KSP_TEST_POD}
+  region: $KSP_TEST_REGION
+  zone: ${KSP_TEST_REGION}a
+  price: $$5-${KSP_TEST_EMPTY}
+  literal: no-variables
+remote_write:
+  - url: http://receiver:9090/api/v1/write
+`), "env.yaml")
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{
+		"__replica__": "kube-state-push-7d9f-x2v",
+		"region":      "eu-west-1",
+		"zone":        "eu-west-1a",
+		"price":       "$5-",
+		"literal":     "no-variables",
+	}, cfg.ExternalLabels)
+
+	// Every label left empty is reported once, with its line and the
+	// variables; other problems are still reported.
+	_, err = Load([]byte(`external_labels:
+  cluster: ${KSP_TEST_EMPTY}
+  __replica__: ${KSP_TEST_UNSET_A}$KSP_TEST_UNSET_B
+  __tenant__: x
+remote_write:
+  - url: http://receiver:9090/api/v1/write
+`), "env.yaml")
+	require.Error(t, err)
+	require.Equal(t, []string{
+		`env.yaml:3: external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: KSP_TEST_UNSET_A, KSP_TEST_UNSET_B)`,
+		`env.yaml:2: external_labels.cluster: value is empty once environment variables are expanded (not set or empty: KSP_TEST_EMPTY)`,
+		`env.yaml:4: external_labels.__tenant__: "__tenant__" is not a valid label name`,
+	}, strings.Split(err.Error(), "\n"))
+}
+
+// write_relabel_configs load as Prometheus reads them, defaults included, and
+// print back in the effective configuration.
+func TestWriteRelabelConfigs(t *testing.T) {
+	cfg, err := Load([]byte(`
+remote_write:
+  - url: http://receiver:9090/api/v1/write
+    write_relabel_configs:
+      - source_labels: [__name__]
+        regex: kube_pod_container_.*
+        action: drop
+      - action: labeldrop
+        regex: uid
+      - source_labels: [node]
+        target_label: host
+`), "relabel.yaml")
+	require.NoError(t, err)
+	rcs := cfg.RemoteWrite[0].WriteRelabelConfigs
+	require.Len(t, rcs, 3)
+	require.Equal(t, relabel.Drop, rcs[0].Action)
+	require.True(t, rcs[0].Regex.MatchString("kube_pod_container_info"))
+	require.False(t, rcs[0].Regex.MatchString("kube_pod_info"), "anchored, as in Prometheus")
+	require.Equal(t, relabel.LabelDrop, rcs[1].Action)
+	require.Equal(t, relabel.Replace, rcs[2].Action, "the default action")
+	require.Equal(t, "$1", rcs[2].Replacement)
+	require.Equal(t, model.LegacyValidation, rcs[2].NameValidationScheme, "set by Validate, needed by relabel.Process")
+
+	out, err := cfg.Effective()
+	require.NoError(t, err)
+	back, err := Load(out, "effective.yaml")
+	require.NoError(t, err, "%s", out)
+	require.Len(t, back.RemoteWrite[0].WriteRelabelConfigs, 3)
+	require.Equal(t, "kube_pod_container_.*", back.RemoteWrite[0].WriteRelabelConfigs[0].Regex.String())
 }

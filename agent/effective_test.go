@@ -24,18 +24,30 @@ remote_write:
       client_id: id
       client_secret: oauth-client-secret
       token_url: https://auth.example/token
+  - url: https://d.example/api/v1/write
+    headers:
+      X-Scope-OrgID: tenant-shown
+    http_headers:
+      X-Api-Key:
+        secrets: [api-key-secret]
+    write_relabel_configs:
+      - action: labeldrop
+        regex: uid
 `), "test.yaml")
 	require.NoError(t, err)
 	out, err := cfg.Effective()
 	require.NoError(t, err)
 	s := string(out)
-	for _, secret := range []string{"hunter2-password", "s3cr3t-credentials", "oauth-client-secret"} {
+	for _, secret := range []string{"hunter2-password", "s3cr3t-credentials", "oauth-client-secret", "api-key-secret"} {
 		require.NotContains(t, s, secret)
 	}
 	require.Contains(t, s, "username: agent")
 	require.Contains(t, s, "password: <secret>")
 	require.Contains(t, s, "credentials: <secret>")
 	require.Contains(t, s, "client_secret: <secret>")
+	require.Contains(t, s, "- <secret>", "http_headers secrets")
+	require.Contains(t, s, "X-Scope-OrgID: tenant-shown", "headers are not secrets: tenants are shown")
+	require.Contains(t, s, "regex: uid", "relabel rules are shown")
 	// Defaults are filled in.
 	require.Contains(t, s, "snapshot_interval: 30s")
 	require.Contains(t, s, "max_shards: 50")

@@ -243,6 +243,14 @@ func (a gatedAppender) Append(ctx context.Context, items []queue.Item) int {
 	return a.e.Append(ctx, items)
 }
 
+// Flush passes the end of a snapshot on to the endpoint if the gate is
+// open.
+func (a gatedAppender) Flush() {
+	if a.g.open.Load() {
+		flushEndpoint(a.e)
+	}
+}
+
 // elect starts the leader election, if enabled, with a context of its own:
 // the Lease is released only once stop is called, after the final snapshot
 // is queued, so that the next leader's first snapshot follows it. stop

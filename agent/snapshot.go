@@ -13,6 +13,20 @@ type appender interface {
 	Append(ctx context.Context, items []queue.Item) int
 }
 
+// flusher is an appender that can be told a whole snapshot was handed over,
+// so that it sends the snapshot's last, partial batch at once
+// (queue.Endpoint.Flush); wrappers pass it on.
+type flusher interface {
+	Flush()
+}
+
+// flushEndpoint tells e, if it can be told, that the snapshot is complete.
+func flushEndpoint(e appender) {
+	if f, ok := e.(flusher); ok {
+		f.Flush()
+	}
+}
+
 // chunkSize is how many samples a snapshot hands to the endpoints at a time.
 const chunkSize = 4096
 
@@ -95,6 +109,9 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 	}
 	total += s.addSelf(ctx, ms)
 	s.flush(ctx)
+	for _, e := range s.endpoints {
+		flushEndpoint(e)
+	}
 	for rm, t := range s.perResource {
 		rm.series.Set(float64(t.series))
 		rm.synced.Set(boolGauge(!t.unsynced))

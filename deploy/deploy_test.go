@@ -147,3 +147,37 @@ func TestHAOverlay(t *testing.T) {
 		require.Contains(t, out, "leader_election:")
 	}
 }
+
+// The replicated HA overlay runs two replicas that both push, each with
+// cluster and __replica__ (its pod name, expanded from the downward API's
+// POD_NAME at load time), without leader election or any extra RBAC.
+func TestHAReplicasOverlay(t *testing.T) {
+	files, k := kustomizationFiles(t, "ha-replicas")
+	require.Equal(t, []string{"../base"}, k.Resources, "no Role: nothing beyond the base's RBAC")
+	for _, g := range k.ConfigMapGenerator {
+		require.Equal(t, "replace", g.Behavior)
+	}
+	for _, f := range []string{"deployment.yaml", "config.yaml"} {
+		require.Contains(t, files, f)
+	}
+
+	t.Setenv("POD_NAME", "kube-state-push-5d8c7b9f6-x2k4q")
+	data, err := os.ReadFile("ha-replicas/config.yaml")
+	require.NoError(t, err)
+	cfg, err := agent.Load(data, "ha-replicas/config.yaml")
+	require.NoError(t, err)
+	require.False(t, cfg.LeaderElection.Enabled, "every replica pushes")
+	require.Equal(t, map[string]string{"cluster": "my-cluster", "__replica__": "kube-state-push-5d8c7b9f6-x2k4q"}, cfg.ExternalLabels)
+
+	// Without POD_NAME the label would be empty: refused, naming it.
+	t.Setenv("POD_NAME", "")
+	_, err = agent.Load(data, "ha-replicas/config.yaml")
+	require.ErrorContains(t, err, "external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: POD_NAME)")
+
+	requireContainsAll(t, "ha-replicas/deployment.yaml", "value: 2", "name: POD_NAME", "fieldPath: metadata.name")
+	if out, ok := renderOverlay(t, "ha-replicas"); ok {
+		require.Contains(t, out, "replicas: 2")
+		require.Contains(t, out, "__replica__: ${POD_NAME}", "expanded by the agent, not by kustomize")
+		require.NotContains(t, out, "kind: Role\n")
+	}
+}

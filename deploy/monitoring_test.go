@@ -52,16 +52,19 @@ func (f family) has(label string) bool {
 }
 
 // selfMetrics reads the Namespace/Subsystem/Name of every metric created in
-// agent/metrics.go and queue/metrics.go, with its variable labels. Histograms
+// agent/metrics.go, agent/reload.go and queue/metrics.go, with its variable
+// labels. Histograms
 // give their _bucket (with le), _sum and _count series.
 func selfMetrics(t *testing.T) map[string]family {
 	t.Helper()
 	out := map[string]family{}
-	for _, file := range []string{"../agent/metrics.go", "../queue/metrics.go"} {
+	// Constants carry over from one file to the next of a package:
+	// agent/reload.go uses agent/metrics.go's namespace.
+	consts := map[string]string{}
+	for _, file := range []string{"../agent/metrics.go", "../agent/reload.go", "../queue/metrics.go"} {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, file, nil, 0)
 		require.NoError(t, err)
-		consts := map[string]string{}
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.CONST {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,13 +15,34 @@ import (
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
-// buildAgent builds the kube-state-push binary into a temporary folder.
+// built is the kube-state-push binary, built once for every test that
+// runs it (linking it takes tens of seconds on a busy machine).
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// buildAgent builds the kube-state-push binary into the e2e folder, once;
+// without one (the real parts are not built), into the test's own folder.
 func buildAgent(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kube-state-push")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/kube-state-push").CombinedOutput()
-	require.NoError(t, err, "building the agent: %s", out)
-	return bin
+	build := func(dir string) (string, error) {
+		bin := filepath.Join(dir, "kube-state-push")
+		out, err := exec.Command("go", "build", "-o", bin, "../cmd/kube-state-push").CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("building the agent: %w: %s", err, out)
+		}
+		return bin, nil
+	}
+	if env.dir == "" {
+		bin, err := build(t.TempDir())
+		require.NoError(t, err)
+		return bin
+	}
+	built.once.Do(func() { built.bin, built.err = build(env.dir) })
+	require.NoError(t, built.err)
+	return built.bin
 }
 
 // The binary: a bad config exits 1 naming the file, line and key; SIGTERM

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
@@ -187,4 +188,103 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no %s", name)
 	return 0
+}
+
+// When the leader dies without releasing the Lease (SIGKILL: an OOM kill, a
+// node lost), the follower takes over once the Lease expires, and pushes at
+// once. Two binaries push to receivers of their own. The gap measured at
+// the receivers, from the killed leader's last sample to the follower's
+// first, exceeds the usual snapshot interval by at most lease_duration plus
+// the follower's two polls of the Lease (to see the last renewal, then to
+// acquire it; retry_period with client-go's jitter each) plus its check for
+// leadership (retry_period/4). The follower's first snapshot holds the same
+// series (a warm standby).
+func TestHAFailoverSIGKILL(t *testing.T) {
+	needEnv(t)
+	bin := buildAgent(t)
+	ctx := context.Background()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	ns := "ha-kill"
+	sc, err := testenv.CreateSampleCluster(ctx, client, ns, "ha-kill")
+	require.NoError(t, err)
+	defer cleanupNodes(t, client, sc.Nodes)
+
+	const retryPeriod = 500 * time.Millisecond
+	type replica struct {
+		id   string
+		p    *agentProcess
+		recv *recorder
+	}
+	start := func(id string) *replica {
+		recv := newRecorder(t, nil)
+		p := startAgentProcess(t, bin, fmt.Sprintf(`kubeconfig: %s
+snapshot_interval: %s
+listen_address: %s
+resources: [pods, nodes]
+namespaces: [%s]
+push_self_metrics: false
+leader_election:
+  enabled: true
+  lease_name: ha-kill
+  lease_namespace: %[4]s
+  identity: %s
+  lease_duration: %s
+  renew_deadline: 2s
+  retry_period: %s
+remote_write:
+  - url: %s
+    queue_config: {batch_send_deadline: 100ms}
+`, env.cp.Kubeconfig, haInterval, listenPlaceholder, ns, id, haLeaseDuration, retryPeriod, recv.URL("/"+id)))
+		return &replica{id: id, p: p, recv: recv}
+	}
+	a, b := start("kill-a"), start("kill-b")
+	stamps := func(r *replica) []int64 { return r.recv.timestamps("/" + r.id) }
+
+	var leader, follower *replica
+	eventually(t, 15*time.Second, "one receiver gets snapshots", func() error {
+		na, nb := len(stamps(a)), len(stamps(b))
+		switch {
+		case na > 0 && nb > 0:
+			t.Fatalf("both receivers get snapshots: %d and %d", na, nb)
+		case na >= 3:
+			leader, follower = a, b
+		case nb >= 3:
+			leader, follower = b, a
+		default:
+			return fmt.Errorf("%d and %d snapshots", na, nb)
+		}
+		return nil
+	})
+	require.Contains(t, leader.p.metrics(t), "kube_state_push_leader 1")
+	require.Contains(t, follower.p.metrics(t), "kube_state_push_leader 0")
+	lts := stamps(leader)
+	before := leader.recv.seriesAt("/"+leader.id, lts[len(lts)-2])
+
+	leader.p.kill()
+	killed := time.Now()
+	lts = stamps(leader)
+	last := lts[len(lts)-1]
+	// The follower's polls of the Lease are retry_period apart, stretched
+	// by up to client-go's JitterFactor (1.2).
+	poll := retryPeriod + time.Duration(leaderelection.JitterFactor*float64(retryPeriod))
+	maxGap := haInterval + haLeaseDuration + 2*poll + retryPeriod/4
+	eventually(t, maxGap+10*time.Second, "the follower takes over", func() error {
+		if n := len(stamps(follower)); n < 3 {
+			return fmt.Errorf("%d snapshots", n)
+		}
+		return nil
+	})
+	fts := stamps(follower)
+	gap := time.Duration(fts[0]-last) * time.Millisecond
+	t.Logf("failover after SIGKILL: %s between the killed leader's last sample and the follower's first (%s after the kill; lease_duration %s, limit %s)",
+		gap, time.UnixMilli(fts[0]).Sub(killed).Round(time.Millisecond), haLeaseDuration, maxGap)
+	require.Greater(t, gap, haInterval, "the Lease was not released: the follower waited for it to expire")
+	require.LessOrEqual(t, gap, maxGap)
+	require.Contains(t, follower.p.metrics(t), "kube_state_push_leader 1")
+
+	after := follower.recv.seriesAt("/"+follower.id, fts[0])
+	require.NotEmpty(t, after)
+	require.Equal(t, before, after, "the follower's first snapshot holds the leader's series")
+	require.NoError(t, follower.p.stop(t))
 }

@@ -21,6 +21,9 @@ var env struct {
 	prom *testenv.Prometheus
 	// skip says why the tests cannot run, when they cannot.
 	skip string
+	// dir holds the logs, and what tests build once (buildAgent); it is
+	// removed when every test passed.
+	dir string
 }
 
 func TestMain(m *testing.M) {
@@ -39,6 +42,7 @@ func run(m *testing.M) int {
 		}
 	}
 	dir, err := os.MkdirTemp("", "ksp-e2e-")
+	env.dir = dir
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1

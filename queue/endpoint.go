@@ -154,6 +154,23 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	return e, nil
 }
 
+// Close releases what New took for an endpoint that is never started: its
+// disk buffers (whose data stays for the next endpoint on the directory) and
+// the directory's lock. A started endpoint is ended with Stop instead.
+func (e *Endpoint) Close() {
+	if e.disk == nil {
+		return
+	}
+	for _, g := range e.gens {
+		for _, l := range g.lanes {
+			if l.buf != nil {
+				e.closeLane(l)
+			}
+		}
+	}
+	e.unlockDisk()
+}
+
 // Name is the endpoint's configured name.
 func (e *Endpoint) Name() string { return e.cfg.Name }
 

@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,4 +32,23 @@ func TestFlushSendsPartialBatch(t *testing.T) {
 	}
 	require.Equal(t, 10, got)
 	require.NoError(t, stop(t, e, 5*time.Second))
+}
+
+// Close releases an endpoint that was built but never started, so that
+// another one can take its disk buffer directory.
+func TestCloseUnstartedReleasesDisk(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig
+	cfg.URL, cfg.Name = "http://127.0.0.1:1/api/v1/write", testEndpoint
+	cfg.DiskBuffer.Directory = dir
+	require.NoError(t, cfg.Validate())
+	opts := Options{Logger: slog.New(slog.DiscardHandler), Metrics: NewMetrics(prometheus.NewRegistry())}
+	e, err := New(cfg, opts)
+	require.NoError(t, err)
+	_, err = New(cfg, Options{Logger: opts.Logger, Metrics: NewMetrics(prometheus.NewRegistry())})
+	require.ErrorContains(t, err, "in use")
+	e.Close()
+	e2, err := New(cfg, Options{Logger: opts.Logger, Metrics: NewMetrics(prometheus.NewRegistry())})
+	require.NoError(t, err)
+	e2.Close()
 }

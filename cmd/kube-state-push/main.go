@@ -45,6 +45,20 @@ func checkConfig(args []string) int {
 	return 0
 }
 
+// reloadOn reloads the configuration file on every signal from hup until
+// ctx ends. Reload logs the outcome; a refused configuration leaves the
+// running one in place.
+func reloadOn(ctx context.Context, hup <-chan os.Signal, a *agent.Agent) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			_ = a.Reload(ctx)
+		}
+	}
+}
+
 func run() int {
 	configFile := flag.String("config.file", "config.yaml", "Path of the configuration file.")
 	logLevel := flag.String("log.level", "info", "Log level: debug, info, warn or error.")
@@ -70,17 +84,30 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "kube-state-push: invalid configuration:\n%v\n", err)
 		return 1
 	}
+	// The garbage collector works harder as the container's memory limit
+	// nears, instead of the kernel killing the agent.
+	if limit, err := agent.SetMemoryLimitFromCgroup("/sys/fs/cgroup"); err != nil {
+		logger.Warn("no Go memory limit from the cgroup", "err", err)
+	} else if limit > 0 {
+		logger.Info("Go memory limit set from the cgroup memory limit", "bytes", limit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// SIGHUP reloads the configuration; caught from here on, since its
+	// default action would end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 
-	a, err := agent.New(cfg, agent.Options{Logger: logger})
+	a, err := agent.New(cfg, agent.Options{Logger: logger, ConfigFile: *configFile})
 	if err != nil {
 		logger.Error("starting", "err", err)
 		return 1
 	}
 	if addr := a.Addr(); addr != nil {
-		logger.Info("serving self-metrics", "addr", addr.String(), "paths", "/metrics /healthz /readyz")
+		logger.Info("serving self-metrics", "addr", addr.String(), "paths", "/metrics /healthz /readyz /-/reload")
 	}
+	go reloadOn(ctx, hup, a)
 	if err := a.Run(ctx); err != nil {
 		logger.Error("stopped with data loss", "err", err)
 		return 1

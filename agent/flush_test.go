@@ -1,0 +1,55 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/queue"
+)
+
+// flushCounter is an endpoint that counts samples and end-of-snapshot
+// flushes, and checks that a flush follows the snapshot's last sample.
+type flushCounter struct {
+	samples, flushes int
+	// unflushed counts samples appended since the last flush.
+	unflushed int
+}
+
+func (f *flushCounter) Append(_ context.Context, items []queue.Item) int {
+	f.samples += len(items)
+	f.unflushed += len(items)
+	return len(items)
+}
+
+func (f *flushCounter) Flush() {
+	f.flushes++
+	f.unflushed = 0
+}
+
+// Every tick ends with a flush on each endpoint, through the relabeler and
+// the leader gate (while open), after its last sample.
+func TestSnapshotFlushesEndpoints(t *testing.T) {
+	plain, relabeled, gated, closed := &flushCounter{}, &flushCounter{}, &flushCounter{}, &flushCounter{}
+	s := benchSnapshotter(t, 10, 2, plain)
+	open, shut := &gate{}, &gate{}
+	open.open.Store(true)
+	s.endpoints = append(s.endpoints,
+		newRelabeler(relabeled, nil, slog.New(slog.DiscardHandler)))
+	s.endpoints = append(s.endpoints, open.wrap([]appender{gated})...)
+	s.endpoints = append(s.endpoints, shut.wrap([]appender{closed})...)
+	for i := range 3 {
+		n := s.tick(t.Context(), time.UnixMilli(int64(1000*(i+1))))
+		require.Positive(t, n)
+	}
+	for name, f := range map[string]*flushCounter{"plain": plain, "relabeled": relabeled, "gated": gated} {
+		require.Equal(t, 3, f.flushes, name)
+		require.Positive(t, f.samples, name)
+		require.Zero(t, f.unflushed, "%s: samples after the last flush", name)
+	}
+	require.Zero(t, closed.flushes, "a closed gate passes nothing on")
+	require.Zero(t, closed.samples)
+}

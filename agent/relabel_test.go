@@ -1,0 +1,325 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue"
+)
+
+// keepingAppender keeps what it is given, decoded.
+type keepingAppender struct {
+	// items are the items of every Append, in order.
+	items []queue.Item
+}
+
+func (a *keepingAppender) Append(_ context.Context, items []queue.Item) int {
+	a.items = append(a.items, items...)
+	return len(items)
+}
+
+// series returns the recorded series as `name{a="x",b="y"} value`, in order.
+func (a *keepingAppender) series(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, it := range a.items {
+		out = append(out, validSeriesString(t, it.Labels)+" "+strconv.FormatFloat(it.Value, 'g', -1, 64))
+	}
+	return out
+}
+
+// validSeriesString formats encoded labels as seriesString does, requiring
+// them to be a valid Remote-Write label set: names sorted and unique, values
+// not empty.
+func validSeriesString(t *testing.T, b []byte) string {
+	t.Helper()
+	ls, err := encode.DecodeLabels(b)
+	require.NoError(t, err)
+	for i, l := range ls {
+		require.NotEmpty(t, l.Value, "label %s", l.Name)
+		if i > 0 {
+			require.Less(t, ls[i-1].Name, l.Name, "sorted and unique")
+		}
+	}
+	return seriesString(t, b)
+}
+
+// testSeries renders series as the snapshotter hands them to an endpoint,
+// each given as name, then label pairs.
+func testSeries(ts int64, series ...[]string) []queue.Item {
+	var set encode.SeriesSet
+	var b encode.LabelsBuilder
+	for i, s := range series {
+		b.Reset()
+		b.Add(encode.MetricName, s[0])
+		for j := 1; j+1 < len(s); j += 2 {
+			b.Add(s[j], s[j+1])
+		}
+		b.AppendTo(&set, float64(i+1))
+	}
+	items := make([]queue.Item, set.Len())
+	for i, r := range set.Refs {
+		items[i] = queue.Item{Sample: encode.Sample{Labels: set.Labels(i), Value: r.Value, Timestamp: ts}, Hash: r.Hash}
+	}
+	return items
+}
+
+// testRelabeler loads write_relabel_configs from YAML, validated as the
+// configuration loader does, in front of next.
+func testRelabeler(t testing.TB, next appender, rules string) *relabeler {
+	t.Helper()
+	cfg, err := Load([]byte("remote_write:\n  - url: http://receiver/api/v1/write\n    write_relabel_configs:\n"+indent(rules, "      ")), "rules.yaml")
+	require.NoError(t, err)
+	return newRelabeler(next, cfg.RemoteWrite[0].WriteRelabelConfigs, slog.New(slog.DiscardHandler))
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// hashOf is the label hash the renderer gives a label set.
+func hashOf(t *testing.T, b []byte) uint64 {
+	t.Helper()
+	ls, err := encode.DecodeLabels(b)
+	require.NoError(t, err)
+	var lb encode.LabelsBuilder
+	for _, l := range ls {
+		lb.Add(l.Name, l.Value)
+	}
+	var set encode.SeriesSet
+	lb.AppendTo(&set, 0)
+	return set.Refs[0].Hash
+}
+
+func TestRelabelRules(t *testing.T) {
+	in := func() []queue.Item {
+		return testSeries(1000,
+			[]string{"kube_pod_info", "namespace", "default", "pod", "web-1", "uid", "u1", "node", "n1"},
+			[]string{"kube_pod_container_info", "namespace", "default", "pod", "web-1", "container", "app", "uid", "u1"},
+			[]string{"kube_node_info", "node", "n1", "kernel_version", "6.1", "k8s_version", "1.31"},
+		)
+	}
+	for _, tc := range []struct {
+		name, rules string
+		want        []string
+	}{{
+		name:  "drop a family",
+		rules: "- source_labels: [__name__]\n  regex: kube_pod_container_.*\n  action: drop",
+		want: []string{
+			`kube_pod_info{namespace="default",node="n1",pod="web-1",uid="u1"} 1`,
+			`kube_node_info{k8s_version="1.31",kernel_version="6.1",node="n1"} 3`,
+		},
+	}, {
+		name:  "keep only some families",
+		rules: "- source_labels: [__name__]\n  regex: kube_node_.*\n  action: keep",
+		want:  []string{`kube_node_info{k8s_version="1.31",kernel_version="6.1",node="n1"} 3`},
+	}, {
+		name:  "labeldrop",
+		rules: "- action: labeldrop\n  regex: uid|kernel_version",
+		want: []string{
+			`kube_pod_info{namespace="default",node="n1",pod="web-1"} 1`,
+			`kube_pod_container_info{container="app",namespace="default",pod="web-1"} 2`,
+			`kube_node_info{k8s_version="1.31",node="n1"} 3`,
+		},
+	}, {
+		name: "replace renames a label and adds one, kept sorted",
+		rules: "- source_labels: [node]\n  target_label: host\n" +
+			"- action: labeldrop\n  regex: node|uid\n" +
+			"- target_label: aaa\n  replacement: first",
+		want: []string{
+			`kube_pod_info{aaa="first",host="n1",namespace="default",pod="web-1"} 1`,
+			`kube_pod_container_info{aaa="first",container="app",namespace="default",pod="web-1"} 2`,
+			`kube_node_info{aaa="first",host="n1",k8s_version="1.31",kernel_version="6.1"} 3`,
+		},
+	}, {
+		name:  "an empty replacement deletes the label",
+		rules: "- source_labels: [namespace]\n  regex: default\n  target_label: namespace\n  replacement: ''",
+		want: []string{
+			`kube_pod_info{node="n1",pod="web-1",uid="u1"} 1`,
+			`kube_pod_container_info{container="app",pod="web-1",uid="u1"} 2`,
+			`kube_node_info{k8s_version="1.31",kernel_version="6.1",node="n1"} 3`,
+		},
+	}, {
+		name:  "a series left without a name is dropped",
+		rules: "- action: labeldrop\n  regex: __name__\n- source_labels: [node]\n  regex: n1\n  target_label: __name__\n  replacement: renamed",
+		want: []string{
+			`renamed{namespace="default",node="n1",pod="web-1",uid="u1"} 1`,
+			`renamed{k8s_version="1.31",kernel_version="6.1",node="n1"} 3`,
+		},
+	}, {
+		name:  "a label name invalid in the legacy scheme drops the series",
+		rules: "- action: labelmap\n  regex: k(8s)_version\n  replacement: $1",
+		want: []string{
+			`kube_pod_info{namespace="default",node="n1",pod="web-1",uid="u1"} 1`,
+			`kube_pod_container_info{container="app",namespace="default",pod="web-1",uid="u1"} 2`,
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &keepingAppender{}
+			r := testRelabeler(t, rec, tc.rules)
+			n := r.Append(context.Background(), in())
+			require.Equal(t, len(tc.want), n, "the endpoint's count")
+			require.Equal(t, tc.want, rec.series(t))
+			for _, it := range rec.items {
+				require.Equal(t, hashOf(t, it.Labels), it.Hash, "the hash of the relabeled labels, which shards by them")
+				require.EqualValues(t, 1000, it.Timestamp)
+			}
+		})
+	}
+}
+
+// A series relabeling leaves as it was is passed on as is: its bytes and
+// hash, no copy.
+func TestRelabelUnchangedSeries(t *testing.T) {
+	rec := &keepingAppender{}
+	r := testRelabeler(t, rec, "- source_labels: [__name__]\n  regex: kube_other\n  action: drop")
+	in := testSeries(1, []string{"kube_pod_info", "pod", "a"})
+	r.Append(context.Background(), in)
+	require.Len(t, rec.items, 1)
+	require.True(t, sameSlice(in[0].Labels, rec.items[0].Labels))
+	require.Equal(t, in[0].Hash, rec.items[0].Hash)
+}
+
+// The second snapshot of the same series relabels nothing: the cached
+// result is reused, also for a new set of the same labels (an object
+// rendered again), which the cache then follows.
+func TestRelabelCache(t *testing.T) {
+	ctx := context.Background()
+	rec := &keepingAppender{}
+	r := testRelabeler(t, rec, "- action: labeldrop\n  regex: uid")
+	first := testSeries(1, []string{"kube_pod_info", "pod", "a", "uid", "1"}, []string{"kube_pod_info", "pod", "b", "uid", "2"})
+	r.Append(ctx, first)
+	require.Len(t, r.cache, 2)
+	out1 := slices.Clone(rec.items)
+
+	// The same label bytes: the same relabeled bytes, not a new copy.
+	rec.items = nil
+	second := slices.Clone(first)
+	for i := range second {
+		second[i].Timestamp = 2
+	}
+	r.Append(ctx, second)
+	for i := range out1 {
+		require.True(t, sameSlice(out1[i].Labels, rec.items[i].Labels), "series %d: cached", i)
+	}
+
+	// Equal labels in another buffer (the object was rendered again).
+	rec.items = nil
+	third := testSeries(3, []string{"kube_pod_info", "pod", "a", "uid", "1"}, []string{"kube_pod_info", "pod", "b", "uid", "2"})
+	r.Append(ctx, third)
+	for i := range out1 {
+		require.True(t, sameSlice(out1[i].Labels, rec.items[i].Labels), "series %d: cached", i)
+		require.True(t, sameSlice(r.cache[third[i].Hash].orig, third[i].Labels), "series %d: follows the new set", i)
+	}
+	require.Equal(t, []string{`kube_pod_info{pod="a"} 1`, `kube_pod_info{pod="b"} 2`}, rec.series(t))
+
+	// A staleness marker of a series is relabeled as the series was.
+	rec.items = nil
+	stale := testSeries(4, []string{"kube_pod_info", "pod", "b", "uid", "2"})
+	stale[0].Value = encode.StaleNaN
+	r.Append(ctx, stale)
+	require.Len(t, rec.items, 1)
+	require.True(t, sameSlice(out1[1].Labels, rec.items[0].Labels))
+	require.Equal(t, math.Float64bits(encode.StaleNaN), math.Float64bits(rec.items[0].Value))
+}
+
+// Series not seen for a few snapshots leave the cache; series seen stay.
+func TestRelabelEviction(t *testing.T) {
+	ctx := context.Background()
+	r := testRelabeler(t, discard{}, "- action: labeldrop\n  regex: uid")
+	gone := testSeries(1, []string{"kube_pod_info", "pod", "gone"})[0]
+	kept := testSeries(1, []string{"kube_pod_info", "pod", "kept"})[0]
+	r.Append(ctx, []queue.Item{gone, kept})
+	require.Len(t, r.cache, 2)
+	for ts := int64(2); ts <= 2*relabelKeepTicks+1; ts++ {
+		kept.Timestamp = ts
+		r.Append(ctx, []queue.Item{kept})
+	}
+	require.Len(t, r.cache, 1)
+	require.Contains(t, r.cache, kept.Hash)
+}
+
+// Two series whose hashes collide are each relabeled as themselves.
+func TestRelabelHashCollision(t *testing.T) {
+	rec := &keepingAppender{}
+	r := testRelabeler(t, rec, "- action: labeldrop\n  regex: uid")
+	in := testSeries(1, []string{"kube_pod_info", "pod", "a", "uid", "1"}, []string{"kube_pod_info", "pod", "b", "uid", "2"})
+	in[1].Hash = in[0].Hash // forced
+	for range 3 {
+		r.Append(context.Background(), in)
+	}
+	want := []string{`kube_pod_info{pod="a"} 1`, `kube_pod_info{pod="b"} 2`}
+	require.Equal(t, slices.Concat(want, want, want), rec.series(t))
+}
+
+// A steady-state snapshot through the relabeler allocates nothing: every
+// series is relabeled once, then served from the cache.
+func TestRelabelSteadyStateAllocs(t *testing.T) {
+	rec := &keepingAppender{}
+	s := benchSnapshotter(t, 1_000, 100, rec)
+	ctx := context.Background()
+	s.tick(ctx, time.Unix(1_700_000_000, 0))
+	items := rec.items
+	require.Greater(t, len(items), 30_000, "enough series that a per-series allocation shows")
+
+	r := testRelabeler(t, discard{}, benchRules)
+	ts := int64(0)
+	run := func() {
+		ts++
+		for i := 0; i < len(items); i += chunkSize {
+			chunk := items[i:min(i+chunkSize, len(items))]
+			for j := range chunk {
+				chunk[j].Timestamp = ts
+			}
+			r.Append(ctx, chunk)
+		}
+	}
+	run() // relabels every series once
+	allocs := testing.AllocsPerRun(2*relabelKeepTicks, run)
+	t.Logf("%.0f allocations per snapshot of %d series", allocs, len(items))
+	require.Zero(t, allocs)
+}
+
+// benchRules are typical write_relabel_configs: drop some families, drop a
+// label, add one.
+const benchRules = `
+- source_labels: [__name__]
+  regex: kube_pod_container_status_last_terminated_.*|kube_node_status_condition
+  action: drop
+- action: labeldrop
+  regex: uid
+- target_label: via
+  replacement: relabeled
+`
+
+// BenchmarkSnapshotRelabel10kPods is BenchmarkSnapshotOnly with an endpoint
+// behind write_relabel_configs, in the steady state.
+func BenchmarkSnapshotRelabel10kPods(b *testing.B) {
+	ctx := context.Background()
+	r := testRelabeler(b, discard{}, benchRules)
+	s := benchSnapshotter(b, 10_000, 1_000, r)
+	ts := time.Unix(1_700_000_000, 0)
+	samples := s.tick(ctx, ts) // relabels every series once
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		ts = ts.Add(time.Second)
+		s.tick(ctx, ts)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
+	b.ReportMetric(float64(samples), "samples/op")
+	b.ReportMetric(float64(len(r.cache)), "cached-series")
+}

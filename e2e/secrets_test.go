@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The secrets of the secrets test: each is used by one endpoint, and none
+// may show anywhere but in the requests that carry it.
+const (
+	secretPassword     = "pw-basic-5c1e9f0b7d"
+	secretCredentials  = "cred-authorization-8a2d4e6f13"
+	secretClientSecret = "oauth-client-secret-3b7f0c9e21"
+	secretAccessToken  = "oauth-access-token-6d4a2b8e05"
+	secretFileToken    = "file-bearer-token-9e1c7a3f48"
+	secretHeader       = "api-key-header-2f8b6d0c97"
+)
+
+var allSecrets = []string{secretPassword, secretCredentials, secretClientSecret, secretAccessToken, secretFileToken, secretHeader}
+
+// Secrets never leak: the binary, at debug level, pushes through four
+// endpoints that each need a credential the receiver checks (basic_auth's
+// password, authorization credentials, an oauth2 client secret traded for a
+// token, a bearer token read from credentials_file) plus a secret header
+// (http_headers with secrets). The receiver gets every one of them, and the
+// tenant headers (X-Scope-OrgID, THANOS-TENANT); none appears in the
+// agent's output (including a refused reload's error), in /metrics, or in
+// check-config's effective configuration.
+func TestSecretsNeverLeak(t *testing.T) {
+	needEnv(t)
+	bin := buildAgent(t)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(secretFileToken+"\n"), 0o600))
+
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, secret, ok := r.BasicAuth()
+		if !ok {
+			id, secret = r.FormValue("client_id"), r.FormValue("client_secret")
+		}
+		if id != "kube-state-push" || secret != secretClientSecret || r.FormValue("grant_type") != "client_credentials" {
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": secretAccessToken, "token_type": "Bearer", "expires_in": 3600})
+	}))
+	defer tokens.Close()
+
+	authHeader := func(want string) func(*http.Request) error {
+		return func(r *http.Request) error {
+			if got := r.Header.Get("Authorization"); got != want {
+				return fmt.Errorf("wrong Authorization")
+			}
+			return nil
+		}
+	}
+	recv := newRecorder(t, map[string]func(*http.Request) error{
+		"/basic": func(r *http.Request) error {
+			user, pw, ok := r.BasicAuth()
+			if !ok || user != "agent" || pw != secretPassword {
+				return fmt.Errorf("wrong basic auth")
+			}
+			if r.Header.Get("X-Api-Key") != secretHeader {
+				return fmt.Errorf("wrong X-Api-Key")
+			}
+			return nil
+		},
+		"/authorization": authHeader("Custom " + secretCredentials),
+		"/oauth2":        authHeader("Bearer " + secretAccessToken),
+		"/file":          authHeader("Bearer " + secretFileToken),
+	})
+
+	cfgText := fmt.Sprintf(`kubeconfig: %s
+resources: [namespaces]
+snapshot_interval: 1s
+listen_address: %s
+remote_write:
+  - url: %[3]s/basic
+    name: basic
+    headers:
+      X-Scope-OrgID: tenant-mimir
+      THANOS-TENANT: tenant-thanos
+    http_headers:
+      X-Api-Key:
+        secrets: [%[4]s]
+    basic_auth:
+      username: agent
+      password: %[5]s
+    queue_config: {batch_send_deadline: 100ms}
+  - url: %[3]s/authorization
+    name: authorization
+    authorization:
+      type: Custom
+      credentials: %[6]s
+    queue_config: {batch_send_deadline: 100ms}
+  - url: %[3]s/oauth2
+    name: oauth2
+    oauth2:
+      client_id: kube-state-push
+      client_secret: %[7]s
+      token_url: %[8]s/token
+    queue_config: {batch_send_deadline: 100ms}
+  - url: %[3]s/file
+    name: file
+    authorization:
+      credentials_file: %[9]s
+    queue_config: {batch_send_deadline: 100ms}
+`, env.cp.Kubeconfig, listenPlaceholder, recv.URL(""), secretHeader, secretPassword, secretCredentials,
+		secretClientSecret, tokens.URL, tokenFile)
+
+	p := startAgentProcess(t, bin, cfgText)
+	paths := []string{"/basic", "/authorization", "/oauth2", "/file"}
+	for _, path := range paths {
+		eventually(t, 20*time.Second, "snapshots at "+path, recv.needTimestamps(2, path, `__name__="kube_namespace_created"`, `namespace="default"`))
+	}
+	require.Zero(t, recv.refusedCount(), "no request lacked its credential")
+	for _, req := range recv.requests("/basic") {
+		require.Equal(t, "tenant-mimir", req.header.Get("X-Scope-OrgID"))
+		require.Equal(t, "tenant-thanos", req.header.Get("THANOS-TENANT"))
+	}
+
+	// A reload refused for an unknown key logs its error: no secret in it.
+	p.writeConfig(t, cfgText+"unknown_key: "+secretPassword+"\n")
+	p.signal(t, syscall.SIGHUP)
+	eventually(t, 10*time.Second, "the refused reload logged", func() error {
+		if !strings.Contains(p.out.String(), "unknown_key: unknown key") {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	metrics := p.metrics(t)
+	require.Contains(t, metrics, `kube_state_push_remote_samples_sent_total{endpoint="oauth2"}`)
+	require.NoError(t, p.stop(t))
+
+	p.writeConfig(t, cfgText)
+	effective, err := exec.Command(bin, "check-config", p.config).CombinedOutput()
+	require.NoError(t, err, "%s", effective)
+	require.Contains(t, string(effective), "password: <secret>")
+	require.Contains(t, string(effective), "credentials: <secret>")
+	require.Contains(t, string(effective), "client_secret: <secret>")
+	require.Contains(t, string(effective), "credentials_file: "+tokenFile)
+
+	out := p.out.String()
+	require.Contains(t, out, "level=DEBUG", "debug logging on")
+	for _, s := range allSecrets {
+		require.NotContains(t, out, s, "the agent's output")
+		require.NotContains(t, metrics, s, "/metrics")
+		require.NotContains(t, string(effective), s, "check-config")
+	}
+	t.Logf("checked %d bytes of output, %d of /metrics, %d of check-config", len(out), len(metrics), len(effective))
+}
