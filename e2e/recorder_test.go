@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/encode"
 )
 
 // recorder is a Remote-Write 1.0 receiver for tests that look at requests,
@@ -83,14 +83,9 @@ func (r *recorder) handle(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	raw, err := snappy.Decode(nil, body)
+	wr, err := encode.DecodeWriteRequest(body)
 	if err != nil {
-		http.Error(w, "snappy: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	var wr prompb.WriteRequest
-	if err := wr.Unmarshal(raw); err != nil {
-		http.Error(w, "protobuf: "+err.Error(), http.StatusBadRequest)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	rec := recordedRequest{path: req.URL.Path, header: req.Header.Clone(), samples: map[string][]int64{}}

@@ -19,11 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang/snappy"
-	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
@@ -318,12 +317,8 @@ func (p *restartProxy) handle(w http.ResponseWriter, r *http.Request) {
 
 // record counts the samples of a forwarded request.
 func (p *restartProxy) record(at time.Time, body []byte) {
-	raw, err := snappy.Decode(nil, body)
+	wr, err := encode.DecodeWriteRequest(body)
 	if err != nil {
-		return
-	}
-	var wr prompb.WriteRequest
-	if err := wr.Unmarshal(raw); err != nil {
 		return
 	}
 	f := restartForward{at: at}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
 )
 
@@ -40,4 +41,19 @@ func readVarint(b []byte) (uint64, int) {
 		}
 	}
 	return 0, 0
+}
+
+// DecodeWriteRequest decodes a Remote-Write 1.0 request body: a snappy
+// block holding a prometheus.WriteRequest. It is for receivers in tests and
+// tools, not the hot path.
+func DecodeWriteRequest(body []byte) (*prompb.WriteRequest, error) {
+	raw, err := snappy.Decode(nil, body)
+	if err != nil {
+		return nil, fmt.Errorf("snappy: %w", err)
+	}
+	var wr prompb.WriteRequest
+	if err := wr.Unmarshal(raw); err != nil {
+		return nil, fmt.Errorf("protobuf: %w", err)
+	}
+	return &wr, nil
 }

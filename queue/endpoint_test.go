@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang/snappy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -91,13 +89,9 @@ func decodeBody(body io.Reader) ([]gotSample, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := snappy.Decode(nil, b)
+	wr, err := encode.DecodeWriteRequest(b)
 	if err != nil {
-		return nil, fmt.Errorf("snappy: %w", err)
-	}
-	var wr prompb.WriteRequest
-	if err := wr.Unmarshal(raw); err != nil {
-		return nil, fmt.Errorf("protobuf: %w", err)
+		return nil, err
 	}
 	var out []gotSample
 	for _, ts := range wr.Timeseries {

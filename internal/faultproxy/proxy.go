@@ -15,6 +15,8 @@ import (
 
 	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
+
+	"github.com/kube-state-push/kube-state-push/encode"
 )
 
 // Limits on what the proxy reads, so that a bad request cannot make it
@@ -344,13 +346,5 @@ func decode(body []byte) (*prompb.WriteRequest, error) {
 	if n > maxDecoded {
 		return nil, fmt.Errorf("snappy: decoded length %d is more than %d", n, maxDecoded)
 	}
-	raw, err := snappy.Decode(nil, body)
-	if err != nil {
-		return nil, fmt.Errorf("snappy: %w", err)
-	}
-	var wr prompb.WriteRequest
-	if err := wr.Unmarshal(raw); err != nil {
-		return nil, fmt.Errorf("protobuf: %w", err)
-	}
-	return &wr, nil
+	return encode.DecodeWriteRequest(body)
 }

@@ -6,8 +6,9 @@ import (
 	"net/http/httptest"
 	"sync"
 
-	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
+
+	"github.com/kube-state-push/kube-state-push/encode"
 )
 
 // Capture is a Remote-Write 1.0 receiver that decodes and keeps every
@@ -38,18 +39,13 @@ func (c *Capture) handle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	raw, err := snappy.Decode(nil, body)
+	req, err := encode.DecodeWriteRequest(body)
 	if err != nil {
-		http.Error(w, "snappy: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	var req prompb.WriteRequest
-	if err := req.Unmarshal(raw); err != nil {
-		http.Error(w, "protobuf: "+err.Error(), http.StatusBadRequest)
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	c.mu.Lock()
-	c.requests = append(c.requests, req)
+	c.requests = append(c.requests, *req)
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }

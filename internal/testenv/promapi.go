@@ -11,45 +11,60 @@ import (
 	"strconv"
 )
 
-// queryVector runs an instant query against a Prometheus-compatible query
-// API at base (Prometheus, VictoriaMetrics, Thanos query) and returns its
-// vector result. header is added to the request (a tenant, for example).
-func queryVector(ctx context.Context, base, q string, header http.Header) ([]Sample, error) {
+// apiQuery runs an instant query against a Prometheus-compatible query API
+// at base (Prometheus, VictoriaMetrics, Thanos query), checks that it
+// succeeded with a result of type want ("vector", "matrix"), and decodes the
+// result into result. header is added to the request (a tenant, for
+// example).
+func apiQuery(ctx context.Context, base, q string, header http.Header, want string, result any) error {
 	u := base + "/api/v1/query?query=" + url.QueryEscape(q)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("querying %q at %s: %w", q, base, err)
+		return fmt.Errorf("querying %q at %s: %w", q, base, err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("querying %q at %s: %w", q, base, err)
+		return fmt.Errorf("querying %q at %s: %w", q, base, err)
 	}
 	defer drainClose(resp.Body)
 	var body struct {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("querying %q at %s: decoding answer (status %d): %w", q, base, resp.StatusCode, err)
+		return fmt.Errorf("querying %q at %s: decoding answer (status %d): %w", q, base, resp.StatusCode, err)
 	}
 	if body.Status != "success" {
-		return nil, fmt.Errorf("querying %q at %s: status %d: %s", q, base, resp.StatusCode, body.Error)
+		return fmt.Errorf("querying %q at %s: status %d: %s", q, base, resp.StatusCode, body.Error)
 	}
-	if body.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("querying %q at %s: result is a %s, not a vector", q, base, body.Data.ResultType)
+	if body.Data.ResultType != want {
+		return fmt.Errorf("querying %q at %s: result is a %s, not a %s", q, base, body.Data.ResultType, want)
 	}
-	out := make([]Sample, 0, len(body.Data.Result))
-	for _, r := range body.Data.Result {
+	if err := json.Unmarshal(body.Data.Result, result); err != nil {
+		return fmt.Errorf("querying %q at %s: decoding the %s: %w", q, base, want, err)
+	}
+	return nil
+}
+
+// queryVector runs an instant query at base (see apiQuery) and returns its
+// vector result.
+func queryVector(ctx context.Context, base, q string, header http.Header) ([]Sample, error) {
+	var result []struct {
+		Metric map[string]string `json:"metric"`
+		Value  [2]any            `json:"value"`
+	}
+	if err := apiQuery(ctx, base, q, header, "vector", &result); err != nil {
+		return nil, err
+	}
+	out := make([]Sample, 0, len(result))
+	for _, r := range result {
 		s, _ := r.Value[1].(string)
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {

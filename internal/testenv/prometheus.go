@@ -2,10 +2,8 @@ package testenv
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,44 +84,5 @@ type Sample struct {
 
 // Query runs an instant query and returns its vector result.
 func (p *Prometheus) Query(ctx context.Context, q string) ([]Sample, error) {
-	u := p.URL + "/api/v1/query?query=" + url.QueryEscape(q)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("querying %q: %w", q, err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("querying %q: decoding answer: %w", q, err)
-	}
-	if body.Status != "success" {
-		return nil, fmt.Errorf("querying %q: %s", q, body.Error)
-	}
-	if body.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("querying %q: result is a %s, not a vector", q, body.Data.ResultType)
-	}
-	out := make([]Sample, 0, len(body.Data.Result))
-	for _, r := range body.Data.Result {
-		s, _ := r.Value[1].(string)
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("querying %q: value %q: %w", q, s, err)
-		}
-		out = append(out, Sample{Metric: r.Metric, Value: v})
-	}
-	return out, nil
+	return queryVector(ctx, p.URL, q, nil)
 }
