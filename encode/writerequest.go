@@ -37,28 +37,16 @@ type Sample struct {
 // prompb.WriteRequest holding one TimeSeries per sample, in order, and returns
 // the extended buffer. It allocates only when dst must grow.
 //
-// Each Sample message is marshalled by prompb.Sample itself; as a snapshot
-// gives all its samples one timestamp and most values are 0 or 1, the bytes
-// of the previous sample are reused when value and timestamp repeat.
+// Each Sample message is marshalled by prompb.Sample itself. A snapshot
+// gives all its samples one timestamp and most values are 0 or 1, so the
+// bytes of the last two distinct samples are kept and reused when one
+// repeats.
 func AppendWriteRequest(dst []byte, samples []Sample) []byte {
-	var (
-		prevBits uint64
-		prevTS   int64
-		prev     [32]byte // a prompb.Sample is at most 1+8+1+10 bytes
-		prevLen  = -1
-	)
+	var c sampleCache
 	for i := range samples {
 		s := &samples[i]
-		bits := math.Float64bits(s.Value)
-		if prevLen < 0 || bits != prevBits || s.Timestamp != prevTS {
-			ps := prompb.Sample{Value: s.Value, Timestamp: s.Timestamp}
-			prevLen = ps.Size()
-			if _, err := ps.MarshalToSizedBuffer(prev[:prevLen]); err != nil {
-				panic("encode: marshalling prompb.Sample: " + err.Error())
-			}
-			prevBits, prevTS = bits, s.Timestamp
-		}
-		sn := prevLen
+		enc := c.encoded(s.Value, s.Timestamp)
+		sn := len(enc)
 		// TimeSeries = labels ++ samples(tag, len, Sample)
 		tsLen := len(s.Labels) + 1 + varintLen(uint64(sn)) + sn
 		need := 1 + varintLen(uint64(tsLen)) + tsLen
@@ -68,9 +56,47 @@ func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 		dst = append(dst, s.Labels...)
 		dst = append(dst, tagTimeSeriesSamples)
 		dst = appendVarint(dst, uint64(sn))
-		dst = append(dst, prev[:sn]...)
+		dst = append(dst, enc...)
 	}
 	return dst
+}
+
+// sampleCache holds the marshalled bytes of the last two distinct samples
+// (value bits and timestamp), so that AppendWriteRequest marshals each
+// distinct sample of a run once.
+type sampleCache struct {
+	// entries are the two samples; older is the index to replace next.
+	entries [2]cachedSample
+	older   int
+}
+
+// cachedSample is one marshalled prompb.Sample.
+type cachedSample struct {
+	bits uint64
+	ts   int64
+	n    int // 0: empty (a marshalled sample is at least 2 bytes)
+	buf  [20]byte
+}
+
+// encoded returns the marshalled prompb.Sample{Value: v, Timestamp: ts}. The
+// slice is valid until the second call after this one.
+func (c *sampleCache) encoded(v float64, ts int64) []byte {
+	bits := math.Float64bits(v)
+	for i := range c.entries {
+		if e := &c.entries[i]; e.n > 0 && e.bits == bits && e.ts == ts {
+			c.older = 1 - i
+			return e.buf[:e.n]
+		}
+	}
+	e := &c.entries[c.older]
+	c.older = 1 - c.older
+	ps := prompb.Sample{Value: v, Timestamp: ts}
+	e.n = ps.Size() // at most 1+8 (value) + 1+10 (timestamp)
+	if _, err := ps.MarshalToSizedBuffer(e.buf[:e.n]); err != nil {
+		panic("encode: marshalling prompb.Sample: " + err.Error())
+	}
+	e.bits, e.ts = bits, ts
+	return e.buf[:e.n]
 }
 
 // Compress snappy-compresses src in the block format Remote-Write requires,

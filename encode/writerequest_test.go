@@ -412,12 +412,12 @@ func BenchmarkEncodeBatch(b *testing.B) {
 
 // The reused sample bytes must be exactly what prompb marshals: the whole
 // request equals prompb.WriteRequest.Marshal of the same series, byte for
-// byte, across repeated and changing values and timestamps (NaN, stale
-// marker, 0 and -0 among them, which compare equal as floats but not as
-// bits).
+// byte, across repeated, alternating and changing values and timestamps
+// (NaN, stale marker, 0 and -0 among them, which compare equal as floats but
+// not as bits).
 func TestAppendWriteRequestMatchesPrompb(t *testing.T) {
-	values := []float64{1, 1, 0, 0, math.Copysign(0, -1), 0, 1, math.NaN(), math.NaN(), StaleNaN, StaleNaN, 2.5, 1}
-	stamps := []int64{5, 5, 5, 6, 6, 6, 6, 6, 7, 7, 7, 7, 0}
+	values := []float64{1, 1, 0, 0, math.Copysign(0, -1), 0, 1, math.NaN(), math.NaN(), StaleNaN, StaleNaN, 2.5, 1, 0, 1, 0, 1, 3, 1}
+	stamps := []int64{5, 5, 5, 6, 6, 6, 6, 6, 7, 7, 7, 7, 0, 8, 8, 8, 8, 8, 8}
 	var samples []Sample
 	var want prompb.WriteRequest
 	for i, v := range values {
