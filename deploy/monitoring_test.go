@@ -16,6 +16,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -58,101 +59,131 @@ func (f family) has(label string) bool {
 func selfMetrics(t *testing.T) map[string]family {
 	t.Helper()
 	out := map[string]family{}
-	// Constants carry over from one file to the next of a package:
-	// agent/reload.go uses agent/metrics.go's namespace.
-	consts := map[string]string{}
-	for _, file := range []string{"../agent/metrics.go", "../agent/reload.go", "../queue/metrics.go"} {
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, file, nil, 0)
+	// Every non-test file of the packages that define self-metrics, each
+	// package's constants first: they carry over from one file to the next
+	// (agent/reload.go uses agent/metrics.go's namespace).
+	var files []*ast.File
+	var names []string
+	var consts map[string]string
+	parsePackage := func(dir string) {
+		consts = map[string]string{}
+		files, names = nil, nil
+		paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
+		for _, path := range paths {
+			if strings.HasSuffix(path, "_test.go") {
 				continue
 			}
-			for _, s := range g.Specs {
-				vs := s.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if i < len(vs.Values) {
-						if v, ok := stringLit(vs.Values[i], nil); ok {
-							consts[n.Name] = v
-						}
-					}
-				}
-			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			require.NoError(t, err)
+			files, names = append(files, f), append(names, path)
+			collectConsts(f, consts)
 		}
-		add := func(name string, histogram bool, labels []string) {
-			if histogram {
-				out[name+"_bucket"] = family{labels: append(append([]string{}, labels...), "le"), selfMade: true}
-				out[name+"_sum"] = family{labels: labels, selfMade: true}
-				out[name+"_count"] = family{labels: labels, selfMade: true}
-				return
-			}
-			out[name] = family{labels: labels, selfMade: true}
+	}
+	for _, dir := range []string{"../agent", "../queue"} {
+		parsePackage(dir)
+		for i, f := range files {
+			file := names[i]
+			inspectMetrics(t, f, file, consts, out)
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) == 0 {
-				return true
-			}
-			switch fun := call.Fun.(type) {
-			case *ast.SelectorExpr: // prometheus.NewXxx(opts[, labels])
-				if !strings.HasPrefix(fun.Sel.Name, "New") {
-					return true
-				}
-				opts, ok := call.Args[0].(*ast.CompositeLit)
-				if !ok {
-					return true
-				}
-				fields := map[string]string{}
-				for _, e := range opts.Elts {
-					kv, ok := e.(*ast.KeyValueExpr)
-					if !ok {
-						continue
-					}
-					key, _ := kv.Key.(*ast.Ident)
-					if key == nil {
-						continue
-					}
-					if v, ok := stringLit(kv.Value, consts); ok {
-						fields[key.Name] = v
-					} else if key.Name == "Name" {
-						return true // a helper's parameter: its callers are handled below
-					}
-				}
-				if fields["Name"] == "" {
-					return true
-				}
-				var labels []string
-				if len(call.Args) > 1 {
-					if lit, ok := call.Args[1].(*ast.CompositeLit); ok {
-						for _, e := range lit.Elts {
-							v, ok := stringLit(e, consts)
-							require.True(t, ok, "%s: label of %s", file, fields["Name"])
-							labels = append(labels, v)
-						}
-					}
-				}
-				add(prometheus.BuildFQName(fields["Namespace"], fields["Subsystem"], fields["Name"]),
-					strings.Contains(fun.Sel.Name, "Histogram"), labels)
-			case *ast.Ident: // queue's counter(name, help, labels...)
-				if fun.Name != "counter" {
-					return true
-				}
-				name, ok := stringLit(call.Args[0], consts)
-				require.True(t, ok, "%s: counter name", file)
-				var labels []string
-				for _, e := range call.Args[2:] {
-					v, ok := stringLit(e, consts)
-					require.True(t, ok, "%s: label of %s", file, name)
-					labels = append(labels, v)
-				}
-				add(prometheus.BuildFQName(consts["namespace"], consts["subsystem"], name), false, labels)
-			}
-			return true
-		})
 	}
 	return out
+}
+
+// collectConsts adds f's string constants to consts.
+func collectConsts(f *ast.File, consts map[string]string) {
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if i < len(vs.Values) {
+					if v, ok := stringLit(vs.Values[i], nil); ok {
+						consts[n.Name] = v
+					}
+				}
+			}
+		}
+	}
+}
+
+// inspectMetrics adds to out the self-metrics f defines: calls of
+// prometheus.NewXxx(opts[, labels]) and of the queue's counter and gauge
+// helpers (name, help, labels...).
+func inspectMetrics(t *testing.T, f *ast.File, file string, consts map[string]string, out map[string]family) {
+	add := func(name string, histogram bool, labels []string) {
+		if histogram {
+			out[name+"_bucket"] = family{labels: append(append([]string{}, labels...), "le"), selfMade: true}
+			out[name+"_sum"] = family{labels: labels, selfMade: true}
+			out[name+"_count"] = family{labels: labels, selfMade: true}
+			return
+		}
+		out[name] = family{labels: labels, selfMade: true}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return true
+		}
+		switch fun := call.Fun.(type) {
+		case *ast.SelectorExpr: // prometheus.NewXxx(opts[, labels])
+			if !strings.HasPrefix(fun.Sel.Name, "New") {
+				return true
+			}
+			opts, ok := call.Args[0].(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			fields := map[string]string{}
+			for _, e := range opts.Elts {
+				kv, ok := e.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				key, _ := kv.Key.(*ast.Ident)
+				if key == nil {
+					continue
+				}
+				if v, ok := stringLit(kv.Value, consts); ok {
+					fields[key.Name] = v
+				} else if key.Name == "Name" {
+					return true // a helper's parameter: its callers are handled below
+				}
+			}
+			if fields["Name"] == "" {
+				return true
+			}
+			var labels []string
+			if len(call.Args) > 1 {
+				if lit, ok := call.Args[1].(*ast.CompositeLit); ok {
+					for _, e := range lit.Elts {
+						v, ok := stringLit(e, consts)
+						require.True(t, ok, "%s: label of %s", file, fields["Name"])
+						labels = append(labels, v)
+					}
+				}
+			}
+			add(prometheus.BuildFQName(fields["Namespace"], fields["Subsystem"], fields["Name"]),
+				strings.Contains(fun.Sel.Name, "Histogram"), labels)
+		case *ast.Ident: // queue's counter and gauge(name, help, labels...)
+			if fun.Name != "counter" && fun.Name != "gauge" {
+				return true
+			}
+			name, ok := stringLit(call.Args[0], consts)
+			require.True(t, ok, "%s: counter name", file)
+			var labels []string
+			for _, e := range call.Args[2:] {
+				v, ok := stringLit(e, consts)
+				require.True(t, ok, "%s: label of %s", file, name)
+				labels = append(labels, v)
+			}
+			add(prometheus.BuildFQName(consts["namespace"], consts["subsystem"], name), false, labels)
+		}
+		return true
+	})
 }
 
 func stringLit(e ast.Expr, consts map[string]string) (string, bool) {
@@ -804,7 +835,8 @@ func TestAlertRules(t *testing.T) {
 	for _, a := range []string{
 		"KubeStatePushDown", "KubeStatePushSnapshotsStale", "KubeStatePushSamplesDropped",
 		"KubeStatePushHighFailureRate", "KubeStatePushHighRetryRate", "KubeStatePushQueueBackingUp",
-		"KubeStatePushResourceNotSynced", "KubeStatePushRenderErrors",
+		"KubeStatePushResourceNotSynced", "KubeStatePushRenderErrors", "KubeStatePushDiskBufferGrowing",
+		"KubeStatePushProtocolFallback", "KubeStatePushConfigReloadFailed",
 	} {
 		require.True(t, alerts[a], "alert %s", a)
 	}

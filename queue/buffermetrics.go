@@ -32,27 +32,27 @@ type bufferMetricVecs struct {
 // newBufferMetrics creates the resharding and disk buffer metrics and
 // registers them with reg.
 func newBufferMetrics(reg prometheus.Registerer) *bufferMetricVecs {
-	gauge := func(name, help string) *prometheus.GaugeVec {
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: name, Help: help,
-		}, []string{"endpoint"})
+		}, labels)
 	}
-	counter := func(name, help string) *prometheus.CounterVec {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: name, Help: help,
-		}, []string{"endpoint"})
+		}, labels)
 	}
 	v := &bufferMetricVecs{
 		desired: gauge("shards_desired",
-			"Shards the endpoint's send rate and backlog call for, before rounding, the 30 % dead band and the min/max bounds."),
+			"Shards the endpoint's send rate and backlog call for, before rounding, the 30 % dead band and the min/max bounds.", "endpoint"),
 		bytes: gauge("buffer_bytes",
-			"Bytes of the endpoint's disk buffer segment files (0 without disk_buffer)."),
+			"Bytes of the endpoint's disk buffer segment files (0 without disk_buffer).", "endpoint"),
 		segments: gauge("buffer_segments",
-			"Segment files of the endpoint's disk buffer (0 without disk_buffer)."),
+			"Segment files of the endpoint's disk buffer (0 without disk_buffer).", "endpoint"),
 		corrupt: counter("buffer_corrupt_total",
-			"Corrupt or truncated disk buffer segments, checkpoints and records met and skipped."),
+			"Corrupt or truncated disk buffer segments, checkpoints and records met and skipped.", "endpoint"),
 		resent: counter("samples_resent_total",
-			"Samples sent again after a restart because they were in flight when the agent stopped (at most one batch per shard)."),
+			"Samples sent again after a restart because they were in flight when the agent stopped (at most one batch per shard).", "endpoint"),
 	}
 	reg.MustRegister(v.desired, v.bytes, v.segments, v.corrupt, v.resent)
 	return v
