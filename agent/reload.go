@@ -27,8 +27,8 @@ import (
 //     deliver what they hold within shutdown_timeout. Such a flush runs in
 //     the background, unless a new endpoint sends to the same URL: then it
 //     ends before the next snapshot, so that a receiver gets each series in
-//     order. Every endpoint restarts when the families selected change, to
-//     send the new metadata.
+//     order. When the families selected change, the endpoints kept get the
+//     new metadata (queue.Endpoint.SetMetadata) without a restart.
 //   - resources and their filters, external labels, shard: a resource
 //     whose rendering changed gets new reflectors and series maps, which
 //     replace the old ones once their initial list is stored (its series
@@ -172,7 +172,7 @@ func (a *Agent) apply(cfg *Config) error {
 	fresh := map[string]*endpoint{}
 	kept := map[string]bool{}
 	for _, rw := range cfg.RemoteWrite {
-		if old := a.endpointNamed(rw.Name); old != nil && !d.metadataChanged && sameEndpoint(old.cfg, rw) {
+		if old := a.endpointNamed(rw.Name); old != nil && sameEndpoint(old.cfg, rw) {
 			kept[rw.Name] = true
 		}
 	}
@@ -197,6 +197,13 @@ func (a *Agent) apply(cfg *Config) error {
 	}
 
 	a.swapEndpoints(cfg, fresh, handedOver)
+	if d.metadataChanged {
+		for _, e := range a.endpoints {
+			if kept[e.cfg.Name] {
+				e.q.SetMetadata(md) // the fresh ones were built with it
+			}
+		}
+	}
 	a.swapGroups(cfg)
 	ext := externalLabels(cfg.ExternalLabels)
 	switch {
@@ -475,7 +482,7 @@ type configDiff struct {
 	// remote_write entries.
 	endpointsAdded, endpointsRemoved, endpointsChanged []string
 	// metadataChanged is set when the families selected changed: every
-	// endpoint then restarts, to send their metadata.
+	// endpoint kept then gets their metadata (queue.Endpoint.SetMetadata).
 	metadataChanged bool
 	// resourcesAdded, resourcesRemoved and resourcesChanged name the
 	// resources; a changed one renders differently (scopes, families,
@@ -581,7 +588,7 @@ func (d *configDiff) String() string {
 	list("remote_write removed", d.endpointsRemoved)
 	list("remote_write changed", d.endpointsChanged)
 	if d.metadataChanged {
-		parts = append(parts, "families selected (every endpoint restarted for their metadata)")
+		parts = append(parts, "families selected (their metadata sent from now on)")
 	}
 	list("resources added", d.resourcesAdded)
 	list("resources removed", d.resourcesRemoved)

@@ -86,7 +86,7 @@ func TestDiffConfigs(t *testing.T) {
 		name: "a resource added",
 		from: "resources: [nodes, pods, configmaps]", to: "resources: [nodes, pods, configmaps, secrets]",
 		want:    configDiff{resourcesAdded: []string{"secrets"}, metadataChanged: true},
-		summary: "families selected (every endpoint restarted for their metadata); resources added [secrets]",
+		summary: "families selected (their metadata sent from now on); resources added [secrets]",
 	}, {
 		name: "a resource removed",
 		from: "resources: [nodes, pods, configmaps]", to: "resources: [nodes, pods]",
@@ -443,4 +443,16 @@ func TestReloadDiskBufferHandover(t *testing.T) {
 
 	require.NoError(t, h.a.apply(h.config("resources: [nodes]", h.recv2)))
 	require.Len(t, h.snapshot(h.recv2), len(first), "the new endpoint sends from the same directory")
+}
+
+// A reload that changes only the families selected keeps the endpoint (and
+// its queue) and hands it the new metadata instead of restarting it.
+func TestReloadFamiliesKeepsEndpoint(t *testing.T) {
+	h := newReloadHarness(t, "resources: [nodes]")
+	q := h.a.endpoints[0].q
+	require.NoError(t, h.a.apply(h.config("resources: [nodes, pods]", h.recv)))
+	require.Same(t, q, h.a.endpoints[0].q, "the endpoint was not rebuilt")
+	h.waitReady()
+	s := summary(h.snapshot(h.recv))
+	require.Equal(t, 3, s["kube_pod_info/a"]+s["kube_pod_info/b"], "the pods flow through the kept endpoint: %v", s)
 }

@@ -87,9 +87,9 @@ type Endpoint struct {
 	// false, for the rest of the process' life, when the endpoint shows it
 	// speaks only 1.0 (fallBack).
 	v2 atomic.Bool
-	// metadata is Options.Metadata; metadataLookup reads it for 2.0
-	// encoders.
-	metadata       map[string]encode.Metadata
+	// metadata is Options.Metadata, or what SetMetadata set since;
+	// metadataLookup reads it for 2.0 encoders.
+	metadata       atomic.Pointer[map[string]encode.Metadata]
 	metadataLookup encode.MetadataFunc
 	// sent counts samples accepted, so that metadata is sent only by an
 	// endpoint that sends samples (a standby replica sends neither).
@@ -119,7 +119,6 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 		cfg:          cfg,
 		log:          o.Logger.With("endpoint", cfg.Name),
 		metrics:      m,
-		metadata:     o.Metadata,
 		metaStop:     make(chan struct{}),
 		metaDone:     make(chan struct{}),
 		reshardEvery: reshardInterval,
@@ -130,11 +129,10 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	// needs to know of them too.
 	m.failed = retryCounter{Counter: m.failed, retries: &e.load.retries}
 	e.sender = newSender(&cfg, hc, o.UserAgent, m)
-	if o.Metadata != nil {
-		e.metadataLookup = func(name string) (encode.Metadata, bool) {
-			md, ok := o.Metadata[name]
-			return md, ok
-		}
+	e.SetMetadata(o.Metadata)
+	e.metadataLookup = func(name string) (encode.Metadata, bool) {
+		md, ok := (*e.metadata.Load())[name]
+		return md, ok
 	}
 	e.v2.Store(cfg.ProtobufMessage == ProtoV2)
 	m.protocol.Set(protocolVersion(e.v2.Load()))
@@ -169,6 +167,14 @@ func (e *Endpoint) Close() {
 		}
 	}
 	e.unlockDisk()
+}
+
+// SetMetadata replaces the families' metadata (Options.Metadata), as a
+// reload that changes the families selected does: 2.0 requests carry the new
+// metadata from the next batch, 1.0 metadata requests from the next round.
+// Safe to call at any time.
+func (e *Endpoint) SetMetadata(md map[string]encode.Metadata) {
+	e.metadata.Store(&md)
 }
 
 // Name is the endpoint's configured name.

@@ -15,20 +15,18 @@ import (
 func (e *Endpoint) runMetadata() {
 	defer close(e.metaDone)
 	mc := e.cfg.MetadataConfig
-	if !mc.Send || len(e.metadata) == 0 {
+	if !mc.Send {
 		return
-	}
-	reqs, err := encode.MetadataRequests(e.metadata, mc.MaxSamplesPerSend)
-	if err != nil {
-		e.log.Error("encoding metadata requests: metadata will not be sent", "err", err)
-		return
-	}
-	perReq := make([]int, len(reqs))
-	for i := range reqs {
-		perReq[i] = min(mc.MaxSamplesPerSend, len(e.metadata)-i*mc.MaxSamplesPerSend)
 	}
 	t := time.NewTicker(mc.SendInterval)
 	defer t.Stop()
+	// reqs are the encoded requests of md, with perReq entries each; they
+	// are encoded again when SetMetadata replaces the metadata.
+	var (
+		md     *map[string]encode.Metadata
+		reqs   [][]byte
+		perReq []int
+	)
 	var seen int64
 	for {
 		select {
@@ -41,6 +39,18 @@ func (e *Endpoint) runMetadata() {
 			continue
 		}
 		seen = sent
+		if cur := e.metadata.Load(); cur != md {
+			md = cur
+			var err error
+			if reqs, err = encode.MetadataRequests(*md, mc.MaxSamplesPerSend); err != nil {
+				e.log.Error("encoding metadata requests: metadata will not be sent", "err", err)
+				reqs = nil
+			}
+			perReq = perReq[:0]
+			for i := range reqs {
+				perReq = append(perReq, min(mc.MaxSamplesPerSend, len(*md)-i*mc.MaxSamplesPerSend))
+			}
+		}
 		for i, body := range reqs {
 			// n = 0: the sample counters must not count metadata entries.
 			if _, err := e.sender.send(e.sendCtx, body, 0, encode.ContentTypeV1, encode.VersionV1); err != nil {

@@ -235,8 +235,10 @@ func TestMetadataSchedule(t *testing.T) {
 	require.Zero(t, metadataRequests(), "no metadata before any sample was sent")
 
 	e.Append(t.Context(), items(1, 1000))
-	require.Eventually(t, func() bool { return metadataRequests() == 1 }, 5*time.Second, 5*time.Millisecond)
+	// Counted once answered, which is after the server recorded it.
+	require.Eventually(t, func() bool { return counter(t, m.metadataSent) == 1 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, stop(t, e, 5*time.Second))
+	require.Equal(t, 1, metadataRequests())
 
 	var md []prompb.MetricMetadata
 	for _, r := range srv.requests(t) {
@@ -272,4 +274,47 @@ func TestRemoteWrite2Accepted(t *testing.T) {
 	require.Equal(t, 4.0, counter(t, m.samplesSent))
 	require.Zero(t, counter(t, m.notWritten))
 	require.Equal(t, 2.0, testutil.ToFloat64(m.protocol.WithLabelValues(testEndpoint)))
+}
+
+// SetMetadata replaces the families' metadata: the next 1.0 metadata round
+// and the next 2.0 batch carry the new one.
+func TestSetMetadata(t *testing.T) {
+	newMD := map[string]encode.Metadata{"test_metric": {Type: encode.TypeCounter, Help: "Now a counter."}}
+	t.Run("1.0", func(t *testing.T) {
+		srv := newProtoServer(t, func(_, _ int, w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) })
+		e, _ := newProtoEndpoint(t, srv.URL, ProtoV1, func(c *Config) { c.MetadataConfig.SendInterval = 10 * time.Millisecond })
+		lastMetadata := func() []prompb.MetricMetadata {
+			var md []prompb.MetricMetadata
+			for _, r := range srv.requests(t) {
+				if len(r.metadata) > 0 {
+					md = r.metadata
+				}
+			}
+			return md
+		}
+		e.Append(t.Context(), items(1, 1000))
+		require.Eventually(t, func() bool { return len(lastMetadata()) == 1 }, 5*time.Second, 5*time.Millisecond)
+		require.Equal(t, "A test metric.", lastMetadata()[0].Help)
+		e.SetMetadata(newMD)
+		e.Append(t.Context(), items(1, 2000))
+		require.Eventually(t, func() bool {
+			md := lastMetadata()
+			return len(md) == 1 && md[0].Help == "Now a counter." && md[0].Type == prompb.MetricMetadata_COUNTER
+		}, 5*time.Second, 5*time.Millisecond)
+		require.NoError(t, stop(t, e, 5*time.Second))
+	})
+	t.Run("2.0", func(t *testing.T) {
+		srv := newProtoServer(t, func(_, n int, w http.ResponseWriter) { answerWritten(w, n) })
+		e, _ := newProtoEndpoint(t, srv.URL, ProtoV2, nil)
+		e.Append(t.Context(), items(1, 1000))
+		e.Flush()
+		require.Eventually(t, func() bool { return len(srv.requests(t)) == 1 }, 5*time.Second, 5*time.Millisecond)
+		e.SetMetadata(newMD)
+		e.Append(t.Context(), items(1, 2000))
+		require.NoError(t, stop(t, e, 5*time.Second))
+		reqs := srv.requests(t)
+		require.Len(t, reqs, 2)
+		require.Equal(t, "A test metric.", reqs[0].help["test_metric"])
+		require.Equal(t, "Now a counter.", reqs[1].help["test_metric"])
+	})
 }
