@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/leaderelection"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
@@ -24,14 +21,11 @@ const (
 )
 
 // haAgent is an agent with leader election on, pushing to its own receiver.
+// Its stop releases the Lease as well.
 type haAgent struct {
+	*ownAgent
 	id      string
-	agent   *agent.Agent
-	reg     *prometheus.Registry
 	capture *testenv.Capture
-	// stop cancels the agent and waits for Run to return (the Lease
-	// released, the queues flushed).
-	stop func() error
 }
 
 // Two replicas with leader election produce one stream: only the leader's
@@ -151,28 +145,7 @@ remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
 `, env.cp.Kubeconfig, haInterval, ns, ns, id, haLeaseDuration, capture.URL())
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
-	a, err := agent.New(cfg, agent.Options{Registry: reg})
-	require.NoError(t, err)
-	actx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(actx) }()
-	var stopped bool
-	var runErr error
-	stop := func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			runErr = <-done
-		}
-		return runErr
-	}
-	t.Cleanup(func() { _ = stop() })
-	return &haAgent{id: id, agent: a, reg: reg, capture: capture, stop: stop}
+	return &haAgent{ownAgent: startOwnAgent(t, ctx, cfgText), id: id, capture: capture}
 }
 
 // gauge returns the value of an unlabelled gauge in reg.
