@@ -133,16 +133,9 @@ remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
 %s`, env.cp.Kubeconfig, capture.URL(), settings)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err)
-	a, err := agent.New(cfg, agent.Options{})
-	require.NoError(t, err)
-	actx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(actx) }()
-	defer func() { stop(); <-done }()
+	o := runOwnAgent(t, ctx, cfgText, agent.Options{})
+	defer func() { require.NoError(t, o.stop()) }()
+	a := o.agent
 
 	// Both have listed everything once ready; then take kube-state-metrics'
 	// scrape and the agent's next complete snapshot.

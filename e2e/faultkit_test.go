@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 )
 
 // Helpers of the fault tests (faults_test.go, outage_test.go,
-// apiserver_restart_test.go).
+// apiserver_restart_test.go), and ownAgent, with which every e2e test runs
+// its in-process agents.
 
 // ownAgent is an agent run in-process with a registry of its own, so that a
 // test reads its counters exactly.
@@ -41,32 +43,45 @@ type ownAgent struct {
 // that client-go's reflectors log to.
 func startOwnAgent(t *testing.T, ctx context.Context, cfgText string) *ownAgent {
 	t.Helper()
+	return runOwnAgent(t, ctx, cfgText, agent.Options{})
+}
+
+// runOwnAgent runs an agent in-process with the configuration text cfgText,
+// written to a file of its own (the Options' ConfigFile unless set, for
+// reloads), until the test ends; its stop ends it sooner. o's Registry is a
+// new one unless set; a nil Logger discards the logs.
+func runOwnAgent(t *testing.T, ctx context.Context, cfgText string, o agent.Options) *ownAgent {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
 	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err)
-	reg := prometheus.NewRegistry()
-	a, err := agent.New(cfg, agent.Options{Registry: reg})
+	require.NoError(t, err, "config:\n%s", cfgText)
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.ConfigFile == "" {
+		o.ConfigFile = path
+	}
+	a, err := agent.New(cfg, o)
 	require.NoError(t, err)
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- a.Run(actx) }()
-	var stopped bool
+	var once sync.Once
 	var runErr error
 	stop := func() error {
-		if !stopped {
-			stopped = true
+		once.Do(func() {
 			cancel()
 			select {
 			case runErr = <-done:
 			case <-time.After(time.Minute):
 				runErr = fmt.Errorf("the agent did not stop within a minute")
 			}
-		}
+		})
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
-	return &ownAgent{agent: a, reg: reg, stop: stop}
+	return &ownAgent{agent: a, reg: o.Registry, stop: stop}
 }
 
 // metric returns the sum of the counters or gauges of family name in the
@@ -77,6 +92,14 @@ func (o *ownAgent) metric(t *testing.T, name string, labels map[string]string) f
 	v, err := metricValue(o.reg, name, labels)
 	require.NoError(t, err)
 	return v
+}
+
+// requireNothingDropped checks that the endpoint dropped no sample for any
+// reason.
+func (o *ownAgent) requireNothingDropped(t *testing.T, endpoint string) {
+	t.Helper()
+	require.Zero(t, o.metric(t, "kube_state_push_remote_samples_dropped_total", map[string]string{"endpoint": endpoint}),
+		"samples dropped by %s", endpoint)
 }
 
 // metricValue is ownAgent.metric, returning an error instead of failing.

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -42,32 +40,9 @@ remote_write:
       batch_send_deadline: 100ms
       max_backoff: 200ms
 %s`, env.cp.Kubeconfig, env.prom.WriteURL(), extra)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	a, err := agent.New(cfg, agent.Options{Logger: log})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second):
-			return fmt.Errorf("agent did not stop within 30s")
-		}
-	}
-	t.Cleanup(func() { _ = stop() })
-	return a, stop
+	o := runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: log})
+	return o.agent, o.stop
 }
 
 // testWriter sends log lines to the test log.

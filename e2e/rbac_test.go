@@ -180,31 +180,8 @@ remote_write:
       batch_send_deadline: 100ms
       max_backoff: 200ms
 `, kubeconfig, strings.Join(watch.Names(), ", "), capture.URL())
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err)
-	a, err := agent.New(cfg, agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second):
-			return fmt.Errorf("agent did not stop within 30s")
-		}
-	}
-	t.Cleanup(func() { _ = stop() })
-	return a, stop
+	o := runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	return o.agent, o.stop
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.

@@ -6,13 +6,11 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -87,19 +85,11 @@ func deleteMatrixPod(t *testing.T, ctx context.Context, c kubernetes.Interface, 
 	require.NoError(t, c.CoreV1().Pods(ns).Delete(ctx, "doomed", metav1.DeleteOptions{GracePeriodSeconds: &zero}))
 }
 
-// matrixAgent is an agent started by startMatrixAgent.
-type matrixAgent struct {
-	// reg holds its self-metrics.
-	reg *prometheus.Registry
-	// stop ends it and returns Run's error; later calls return the same.
-	stop func() error
-}
-
 // startMatrixAgent runs an agent in-process that watches the pods and
 // deployments of ns on the shared control plane, snapshots every second and
 // pushes to the remote_write entries in endpoints (YAML list items, indented
 // by two spaces). It stops when the test ends.
-func startMatrixAgent(t *testing.T, ns string, externalLabels map[string]string, endpoints string) *matrixAgent {
+func startMatrixAgent(t *testing.T, ns string, externalLabels map[string]string, endpoints string) *ownAgent {
 	t.Helper()
 	var ext strings.Builder
 	for _, k := range sortedKeys(externalLabels) {
@@ -115,33 +105,9 @@ push_self_metrics: false
 external_labels:
 %sremote_write:
 %s`, env.cp.Kubeconfig, ns, ext.String(), endpoints)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err, "config:\n%s", cfgText)
-	reg := prometheus.NewRegistry()
-	a, err := agent.New(cfg, agent.Options{Registry: reg, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	var stopped bool
-	var runErr error
-	m := &matrixAgent{reg: reg}
-	m.stop = func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			select {
-			case runErr = <-done:
-			case <-time.After(30 * time.Second):
-				runErr = fmt.Errorf("the agent did not stop within 30s")
-			}
-		}
-		return runErr
-	}
-	t.Cleanup(func() { _ = m.stop() })
-	return m
+	return runOwnAgent(t, context.Background(), cfgText, agent.Options{
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
 }
 
 // endpointYAML is one remote_write entry for startMatrixAgent: short batch
@@ -158,42 +124,6 @@ func endpointYAML(name, url, proto string, headers map[string]string) string {
 		}
 	}
 	return b.String()
-}
-
-// metric returns the sum of the agent's self-metric name over the series
-// carrying all of labels (0 when none does).
-func (m *matrixAgent) metric(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := m.reg.Gather()
-	require.NoError(t, err)
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, s := range mf.GetMetric() {
-			have := map[string]string{}
-			for _, lp := range s.GetLabel() {
-				have[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue series
-				}
-			}
-			sum += s.GetCounter().GetValue() + s.GetGauge().GetValue()
-		}
-	}
-	return sum
-}
-
-// requireNothingDropped checks that the endpoint dropped no sample for any
-// reason.
-func (m *matrixAgent) requireNothingDropped(t *testing.T, endpoint string) {
-	t.Helper()
-	require.Zero(t, m.metric(t, "kube_state_push_remote_samples_dropped_total", map[string]string{"endpoint": endpoint}),
-		"samples dropped by %s", endpoint)
 }
 
 // queryFunc runs an instant PromQL query against a receiver.
@@ -454,7 +384,7 @@ func TestReceiverThanos(t *testing.T) {
 // kube_deployment_spec_replicas series in ns, so that the agent's next
 // sample of it is out of order: the receive answers 409 and the agent counts
 // the request's samples as dropped with reason conflict.
-func conflictOnce(t *testing.T, th *testenv.Thanos, a *matrixAgent, ns, tenant string) {
+func conflictOnce(t *testing.T, th *testenv.Thanos, a *ownAgent, ns, tenant string) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := th.Query(ctx, fmt.Sprintf(`kube_deployment_spec_replicas{namespace=%q,%s=%q}`, ns, testenv.ThanosTenantLabel, tenant))

@@ -7,17 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/prometheus/prometheus/prompb"
-	"github.com/stretchr/testify/require"
 
 	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/encode"
@@ -225,32 +221,10 @@ func (r *recorder) needTimestamps(n int, path string, subs ...string) func() err
 }
 
 // runAgent runs an in-process agent with the configuration text until the
-// test ends; stop ends it sooner and returns Run's error.
+// test ends, logging to the test; stop ends it sooner and returns Run's
+// error.
 func runAgent(t *testing.T, cfgText string) (stop func() error) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	a, err := agent.New(cfg, agent.Options{Logger: log, ConfigFile: path})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	var once sync.Once
-	var runErr error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case runErr = <-done:
-			case <-time.After(time.Minute):
-				runErr = fmt.Errorf("the agent did not stop within a minute")
-			}
-		})
-		return runErr
-	}
-	t.Cleanup(func() { _ = stop() })
-	return stop
+	return runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: log}).stop
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -141,16 +140,7 @@ remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
 %s`, env.cp.Kubeconfig, capture.URL(), settings)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
-	require.NoError(t, err)
-	a, err := agent.New(cfg, agent.Options{})
-	require.NoError(t, err)
-	actx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(actx) }()
-	t.Cleanup(func() { stop(); <-done })
+	a := runOwnAgent(t, ctx, cfgText, agent.Options{}).agent
 
 	return func() map[string]float64 {
 		t.Helper()
