@@ -41,6 +41,9 @@ func newEncodingAppender() *encodingAppender {
 	return &encodingAppender{batch: make([]encode.Sample, 0, benchBatch)}
 }
 
+// Flush implements appender: nothing to send.
+func (*encodingAppender) Flush() {}
+
 func (a *encodingAppender) Append(_ context.Context, items []queue.Item) int {
 	for i := range items {
 		a.batch = append(a.batch, items[i].Sample)
@@ -66,6 +69,9 @@ func (a *encodingAppender) send() {
 
 // discard is an appender that drops everything.
 type discard struct{}
+
+// Flush implements appender: nothing to send.
+func (discard) Flush() {}
 
 func (discard) Append(_ context.Context, items []queue.Item) int { return len(items) }
 

@@ -247,7 +247,7 @@ func (a gatedAppender) Append(ctx context.Context, items []queue.Item) int {
 // open.
 func (a gatedAppender) Flush() {
 	if a.g.open.Load() {
-		flushEndpoint(a.e)
+		a.e.Flush()
 	}
 }
 

@@ -157,6 +157,9 @@ func leaderGauge(v int) string {
 // recordingAppender counts the samples it is given.
 type recordingAppender struct{ n int }
 
+// Flush implements appender: nothing to send.
+func (*recordingAppender) Flush() {}
+
 func (r *recordingAppender) Append(_ context.Context, items []queue.Item) int {
 	r.n += len(items)
 	return len(items)

@@ -30,6 +30,9 @@ type collectingAppender struct {
 	samples []encode.Sample
 }
 
+// Flush implements appender.
+func (*collectingAppender) Flush() {}
+
 // Append implements appender.
 func (c *collectingAppender) Append(_ context.Context, items []queue.Item) int {
 	for i := range items {

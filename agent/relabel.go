@@ -88,7 +88,7 @@ func newRelabeler(next appender, rules []*relabel.Config, log *slog.Logger) *rel
 }
 
 // Flush passes the end of a snapshot on to the endpoint.
-func (r *relabeler) Flush() { flushEndpoint(r.next) }
+func (r *relabeler) Flush() { r.next.Flush() }
 
 // Append relabels items and queues those kept on the endpoint. It returns
 // what the endpoint returns: the number of samples it queued.

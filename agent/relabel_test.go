@@ -22,6 +22,9 @@ type keepingAppender struct {
 	items []queue.Item
 }
 
+// Flush implements appender: nothing to send.
+func (*keepingAppender) Flush() {}
+
 func (a *keepingAppender) Append(_ context.Context, items []queue.Item) int {
 	a.items = append(a.items, items...)
 	return len(items)

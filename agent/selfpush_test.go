@@ -21,6 +21,9 @@ type aliasing struct {
 	items []queue.Item
 }
 
+// Flush implements appender: nothing to send.
+func (*aliasing) Flush() {}
+
 func (a *aliasing) Append(_ context.Context, items []queue.Item) int {
 	a.items = append(a.items, items...)
 	return len(items)

@@ -37,6 +37,9 @@ type recorder struct {
 	items []queue.Item
 }
 
+// Flush implements appender: nothing to send.
+func (*recorder) Flush() {}
+
 func (r *recorder) Append(_ context.Context, items []queue.Item) int {
 	for _, it := range items {
 		it.Labels = slices.Clone(it.Labels)

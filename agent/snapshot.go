@@ -8,23 +8,13 @@ import (
 	"github.com/kube-state-push/kube-state-push/queue"
 )
 
-// appender is what a snapshot is queued to: a queue.Endpoint.
+// appender is what a snapshot is queued to: a queue.Endpoint, or a wrapper
+// around one (relabeler, gatedAppender), which passes both calls on.
 type appender interface {
 	Append(ctx context.Context, items []queue.Item) int
-}
-
-// flusher is an appender that can be told a whole snapshot was handed over,
-// so that it sends the snapshot's last, partial batch at once
-// (queue.Endpoint.Flush); wrappers pass it on.
-type flusher interface {
+	// Flush says the snapshot's last sample was appended, so that its last,
+	// partial batch is sent at once (queue.Endpoint.Flush).
 	Flush()
-}
-
-// flushEndpoint tells e, if it can be told, that the snapshot is complete.
-func flushEndpoint(e appender) {
-	if f, ok := e.(flusher); ok {
-		f.Flush()
-	}
 }
 
 // chunkSize is how many samples a snapshot hands to the endpoints at a time.
@@ -110,7 +100,7 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 	total += s.addSelf(ctx, ms)
 	s.flush(ctx)
 	for _, e := range s.endpoints {
-		flushEndpoint(e)
+		e.Flush()
 	}
 	for rm, t := range s.perResource {
 		rm.series.Set(float64(t.series))
