@@ -110,17 +110,8 @@ func TestDefaults(t *testing.T) {
 		require.Equal(t, "receiver:9090", rw.Name, "the URL's host")
 		require.Empty(t, rw.Headers)
 		require.Equal(t, 30*time.Second, rw.RemoteTimeout)
-		require.Equal(t, queue.QueueConfig{
-			Capacity:          10000,
-			MinShards:         1,
-			MaxShards:         50,
-			MaxSamplesPerSend: 2000,
-			BatchSendDeadline: 5 * time.Second,
-			MinBackoff:        30 * time.Millisecond,
-			MaxBackoff:        5 * time.Second,
-			RetryOnHTTP429:    true,
-			MaxRetryDuration:  5 * time.Minute,
-		}, rw.QueueConfig)
+		// TestExampleConfig pins DefaultQueueConfig to Prometheus' values.
+		require.Equal(t, queue.DefaultQueueConfig, rw.QueueConfig)
 		require.True(t, rw.HTTPClientConfig.FollowRedirects, "prometheus/common's default")
 		require.True(t, rw.HTTPClientConfig.EnableHTTP2, "prometheus/common's default")
 		require.Nil(t, rw.HTTPClientConfig.Authorization)
