@@ -316,7 +316,8 @@ func (e *Endpoint) runDiskLane(g *generation, l *lane) {
 			}
 			continue
 		}
-		batch, err = e.readBatch(l, rec, batch[:0], &scratch)
+		var stored []byte
+		batch, stored, err = e.readBatch(l, rec, batch[:0], &scratch)
 		if err != nil {
 			// A record with a good checksum that does not decode: written
 			// by another version, or a bug. Skip it, counted.
@@ -328,7 +329,7 @@ func (e *Endpoint) runDiskLane(g *generation, l *lane) {
 			continue
 		}
 		for {
-			o := e.sendBatch(l, batch, &body, delivery{keep: true, resent: l.resend})
+			o := e.sendBatch(l, batch, &body, delivery{keep: true, resent: l.resend}, stored)
 			if o == delivered {
 				break
 			}
@@ -355,8 +356,10 @@ func (e *Endpoint) runDiskLane(g *generation, l *lane) {
 // max_samples_per_send, marking a batch of several records in flight. A
 // lane's first batch after a restart is what may have been in flight at
 // the stop: the marked records, or else the first record alone.
-// scratch holds the decompressed records the samples point into.
-func (e *Endpoint) readBatch(l *lane, rec []byte, batch []encode.Sample, scratch *[][]byte) ([]encode.Sample, error) {
+// scratch holds the decompressed records the samples point into. When the
+// batch is rec alone, stored is rec's compressed 1.0 request, which a 1.0
+// endpoint is sent as it is; otherwise it is nil.
+func (e *Endpoint) readBatch(l *lane, rec []byte, batch []encode.Sample, scratch *[][]byte) (_ []encode.Sample, stored []byte, _ error) {
 	max := e.cfg.QueueConfig.MaxSamplesPerSend
 	scratchFor := func(i int) *[]byte {
 		for len(*scratch) <= i {
@@ -366,21 +369,22 @@ func (e *Endpoint) readBatch(l *lane, rec []byte, batch []encode.Sample, scratch
 	}
 	batch, err := decodeRecord(rec, scratchFor(0), batch)
 	if err != nil {
-		return batch, err
+		return batch, nil, err
 	}
+	_, stored, _ = recordHeader(rec) // decodeRecord checked it
 	var fits func([]byte) bool
 	switch {
 	case l.resend && l.buf.Replaying():
 		// The marked records, however many: they went as one batch.
 	case l.resend:
-		return batch, nil
+		return batch, stored, nil
 	default:
 		fits = func(next []byte) bool {
 			k, err := recordSamples(next)
 			return err == nil && len(batch)+k <= max
 		}
 	}
-	records := 1
+	records := 1 // handed out, corrupt ones included
 	for i := 1; fits == nil || len(batch) < max; i++ {
 		next, err := l.buf.PeekNext(fits)
 		if err != nil {
@@ -402,7 +406,10 @@ func (e *Endpoint) readBatch(l *lane, rec []byte, batch []encode.Sample, scratch
 			e.log.Error("marking a batch in flight in the disk buffer", "err", err)
 		}
 	}
-	return batch, nil
+	if records > 1 {
+		stored = nil
+	}
+	return batch, stored, nil
 }
 
 // pause waits about max_backoff before a lane tries again, and reports

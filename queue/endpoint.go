@@ -342,11 +342,19 @@ type delivery struct {
 
 // sendBatch encodes batch with the lane's encoder into *body (reused
 // between calls), sends it, and accounts for every sample of it once.
-func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, body *[]byte, d delivery) outcome {
+//
+// stored, when not nil, is batch already encoded as a compressed 1.0
+// request (a disk buffer record holds one): it is sent as it is while the
+// endpoint speaks 1.0, instead of being encoded again.
+func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, body *[]byte, d delivery, stored []byte) outcome {
 	start := time.Now()
 	enc := e.encoder(l)
-	*body = enc.Encode(*body, batch)
-	o := e.deliver(batch, *body, enc, d)
+	req := stored
+	if req == nil || enc.Version() != encode.VersionV1 {
+		*body = enc.Encode(*body, batch)
+		req = *body
+	}
+	o := e.deliver(batch, req, enc, d)
 	took := time.Since(start)
 	e.load.sendNanos.Add(int64(took))
 	e.metrics.sendDuration.Observe(took.Seconds())

@@ -48,6 +48,11 @@ func TestRecordRoundTrip(t *testing.T) {
 		ls, err := encode.DecodeLabels(out[n].Labels)
 		require.NoError(t, err)
 		require.Equal(t, encode.MetricName, ls[0].Name)
+		// The record's body is the 1.0 request itself, which a disk lane
+		// sends as it is (readBatch's stored).
+		_, body, err := recordHeader(rec)
+		require.NoError(t, err)
+		require.Equal(t, (&encode.V1Encoder{}).Encode(nil, in), body)
 	}
 }
 

@@ -132,7 +132,7 @@ func (e *Endpoint) runShard(g *generation, l *lane) {
 	for {
 		batch = l.ring.take(batch, q.MaxSamplesPerSend-len(batch))
 		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
-			e.sendBatch(l, batch, &body, delivery{})
+			e.sendBatch(l, batch, &body, delivery{}, nil)
 			e.metrics.queueLength.Sub(float64(len(batch)))
 			clear(batch) // drop label references for the GC
 			batch = batch[:0]
