@@ -72,6 +72,12 @@ func StartThanos(ctx context.Context, dir string) (*Thanos, error) {
 		"--remote-write.address="+addr(2),
 		"--receive.capnproto-address="+addr(3),
 		"--tsdb.path="+filepath.Join(dir, "thanos-receive-data"),
+		// No retention: with one, v0.42.4 prunes its tenants whenever the
+		// minute of the day is a multiple of 4 h (2 x the block duration),
+		// and a prune while a tenant's TSDB is still opening dereferences
+		// nil and kills the receive (seen at 20:00 UTC). Tests keep data
+		// minutes, not days.
+		"--tsdb.retention=0d",
 		"--label="+ThanosReplicaLabel+`="0"`,
 		"--http-grace-period=0s", "--grpc-grace-period=0s",
 		"--log.level=warn",
