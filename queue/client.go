@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -204,22 +205,29 @@ func backoffDelay(min, max time.Duration, attempt int, resp *http.Response) time
 	return half + rand.N(half)
 }
 
-// retryAfter parses a Retry-After value: delay seconds or an HTTP date.
+// maxRetryAfter caps a Retry-After delay. Seconds beyond it would overflow
+// time.Duration into a negative delay (99999999999 s is past 292 years);
+// and a receiver that asks for more than an hour is better asked again
+// sooner. max_retry_duration clamps the wait further.
+const maxRetryAfter = time.Hour
+
+// retryAfter parses a Retry-After value: delay seconds or an HTTP date,
+// at most maxRetryAfter.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.Atoi(v); err == nil {
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		if s < 0 {
 			return 0, false
+		}
+		if s > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true
 		}
 		return time.Duration(s) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d, true
-		}
-		return 0, true
+		return clampDelay(t.Sub(now), maxRetryAfter), true
 	}
 	return 0, false
 }

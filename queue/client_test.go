@@ -395,6 +395,13 @@ func TestRetryAfter(t *testing.T) {
 		{in: "Sunday, 29-Nov-26 12:00:30 GMT", want: 30 * time.Second, wantOK: true}, // RFC 850
 		{in: "Sun Nov 29 12:00:30 2026", want: 30 * time.Second, wantOK: true},       // ANSI C
 		{in: now.Add(-time.Hour).Format(http.TimeFormat), want: 0, wantOK: true},     // past: retry now
+		// Seconds that would overflow time.Duration into a negative delay.
+		{in: "99999999999", want: maxRetryAfter, wantOK: true},
+		{in: "99999999999999999999", want: maxRetryAfter, wantOK: true}, // past int64
+		{in: "3601", want: maxRetryAfter, wantOK: true},
+		{in: "3600", want: time.Hour, wantOK: true},
+		{in: "-99999999999999999999", wantOK: false},
+		{in: now.AddDate(1000, 0, 0).Format(http.TimeFormat), want: maxRetryAfter, wantOK: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -451,6 +458,10 @@ func TestBackoff(t *testing.T) {
 		resp.Request = req(time.Hour)
 		resp.Header.Set("Retry-After", "3")
 		require.Equal(t, 3*time.Second, backoff(time.Millisecond, 10*time.Millisecond, 0, resp), "Retry-After within the deadline")
+	})
+	t.Run("a huge Retry-After is clamped, never negative", func(t *testing.T) {
+		resp := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"99999999999"}}}
+		require.Equal(t, maxRetryAfter, backoff(time.Millisecond, 10*time.Millisecond, 0, resp))
 	})
 	t.Run("Retry-After ignored on 500 or when invalid", func(t *testing.T) {
 		for _, resp := range []*http.Response{
