@@ -105,7 +105,10 @@ type QueueConfig struct {
 	RetryOnHTTP429 bool `yaml:"retry_on_http_429"`
 	// MaxRetryDuration bounds the time spent retrying one request after a
 	// recoverable error (network, 5xx, retried 429); then its samples are
-	// dropped as retries_ended. 0 retries until the stop deadline.
+	// dropped as retries_ended (with a disk buffer: kept and tried again).
+	// 0, the default, retries until Stop, as Prometheus does: a memory lane
+	// then blocks Append once full rather than drop what it holds. Not a
+	// Prometheus key.
 	MaxRetryDuration time.Duration `yaml:"max_retry_duration"`
 }
 
@@ -119,7 +122,7 @@ var DefaultQueueConfig = QueueConfig{
 	MinBackoff:        30 * time.Millisecond,
 	MaxBackoff:        5 * time.Second,
 	RetryOnHTTP429:    true,
-	MaxRetryDuration:  5 * time.Minute,
+	MaxRetryDuration:  0, // no limit, as Prometheus
 }
 
 // DefaultConfig holds the defaults of one remote_write entry.

@@ -173,7 +173,7 @@ kube_state_push_remote_requests_total{code="413",endpoint="test"} 7
 
 func TestQueueConfigValidateMaxRetryDuration(t *testing.T) {
 	q := DefaultQueueConfig
-	require.Equal(t, 5*time.Minute, q.MaxRetryDuration)
+	require.Zero(t, q.MaxRetryDuration, "no limit by default, as Prometheus")
 	require.True(t, q.RetryOnHTTP429, "on by default, as in Grafana Alloy")
 	q.MaxRetryDuration = 0
 	require.NoError(t, q.Validate(), "0 means no limit")
@@ -186,12 +186,21 @@ func TestQueueConfigValidateMaxRetryDuration(t *testing.T) {
 func TestQueueConfigRoundTrip(t *testing.T) {
 	q := DefaultQueueConfig
 	q.RetryOnHTTP429 = false
-	q.MaxRetryDuration = 0
+	q.MaxRetryDuration = 5 * time.Minute
 	out, err := yaml.Marshal(&q)
 	require.NoError(t, err)
 	require.Contains(t, string(out), "retry_on_http_429: false")
+	require.Contains(t, string(out), "max_retry_duration: 5m0s")
+	got := DefaultQueueConfig
+	require.NoError(t, yaml.Unmarshal(out, &got))
+	require.Equal(t, q, got)
+
+	// The default, 0, survives too.
+	q = DefaultQueueConfig
+	out, err = yaml.Marshal(&q)
+	require.NoError(t, err)
 	require.Contains(t, string(out), "max_retry_duration: 0s")
-	var got QueueConfig
+	got = QueueConfig{}
 	require.NoError(t, yaml.Unmarshal(out, &got))
 	require.Equal(t, q, got)
 }
@@ -215,4 +224,21 @@ func splitOrder(batch []string) [][]string {
 		out = append(out, splitOrder(batch[mid:])...)
 	}
 	return out
+}
+
+// With max_retry_duration at its default, 0, a memory lane retries a
+// recoverable error until Stop, as Prometheus does: nothing is dropped as
+// retries_ended, and what the stop deadline cuts off is counted as shutdown.
+func TestRetriesUntilStopByDefault(t *testing.T) {
+	srv := newTestServer(t, answers(status(503)))
+	e, m := newTestEndpoint(t, srv.URL, nil)
+	require.Zero(t, e.cfg.QueueConfig.MaxRetryDuration)
+	require.Equal(t, 3, e.Append(t.Context(), items(3, 1700000000000)))
+	e.Flush()
+	srv.waitRequests(t, 20) // backoff 1ms..10ms: well past any short limit
+	require.Zero(t, counter(t, m.samplesDropped, ReasonRetriesDone), "still retrying")
+	require.Error(t, stop(t, e, 50*time.Millisecond))
+	require.Zero(t, counter(t, m.samplesDropped, ReasonRetriesDone))
+	require.Equal(t, 3.0, counter(t, m.samplesDropped, ReasonShutdown))
+	require.Zero(t, counter(t, m.samplesSent))
 }

@@ -9,7 +9,7 @@
 // client:
 //
 //	Append ──hash % n──► shard ring ──batch──► encode ──► POST (retry 5xx, network, 429
-//	                                                     │    until max_retry_duration)
+//	                                                     │    until Stop or max_retry_duration)
 //	                                                     ├─► 413: split in half, resend each
 //	                                                     └─► drop + count other 4xx
 //
