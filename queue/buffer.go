@@ -288,7 +288,6 @@ func (e *Endpoint) runDiskLane(g *generation, l *lane) {
 	var (
 		batch    = make([]encode.Sample, 0, e.cfg.QueueConfig.MaxSamplesPerSend)
 		scratch  [][]byte // decompressed records; the batch's labels point into them
-		body     []byte
 		flush    = l.flush
 		flushing bool
 	)
@@ -329,7 +328,7 @@ func (e *Endpoint) runDiskLane(g *generation, l *lane) {
 			continue
 		}
 		for {
-			o := e.sendBatch(l, batch, &body, delivery{keep: true, resent: l.resend}, stored)
+			o := e.sendBatch(l, batch, delivery{keep: true, resent: l.resend}, stored)
 			if o == delivered {
 				break
 			}

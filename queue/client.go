@@ -237,12 +237,20 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 // It returns nil when the endpoint accepted it, with what the answer said
 // about storage; an *HTTPError for an answer that is not retried; a
 // *retriesEndedError when max_retry_duration passed; or the context's error.
+// body must never be written again (see sendBody).
 func (s *sender) send(ctx context.Context, body []byte, n int, ct, version string) (written, error) {
+	return s.sendBody(ctx, fixedBody(body), n, ct, version)
+}
+
+// sendBody is send for a body the caller may reuse once it has released it
+// after sendBody returned: the transport reads it through readers of its
+// own, which release it when closed (body.go).
+func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version string) (written, error) {
 	ctx = context.WithValue(ctx, samplesKey{}, n)
 	if s.maxRetry > 0 {
 		ctx = context.WithValue(ctx, retryDeadlineKey{}, time.Now().Add(s.maxRetry))
 	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, body)
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, retryablehttp.ReaderFunc(body.open))
 	if err != nil {
 		return written{}, fmt.Errorf("building request: %w", err)
 	}

@@ -340,21 +340,21 @@ type delivery struct {
 	resent bool
 }
 
-// sendBatch encodes batch with the lane's encoder into *body (reused
-// between calls), sends it, and accounts for every sample of it once.
+// sendBatch encodes batch with the lane's encoder into a body of the lane's
+// free list (body.go), sends it, and accounts for every sample of it once.
 //
 // stored, when not nil, is batch already encoded as a compressed 1.0
-// request (a disk buffer record holds one): it is sent as it is while the
-// endpoint speaks 1.0, instead of being encoded again.
-func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, body *[]byte, d delivery, stored []byte) outcome {
+// request (a disk buffer record holds one, never written again): it is sent
+// as it is while the endpoint speaks 1.0, instead of being encoded again.
+func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, d delivery, stored []byte) outcome {
 	start := time.Now()
 	enc := e.encoder(l)
-	req := stored
-	if req == nil || enc.Version() != encode.VersionV1 {
-		*body = enc.Encode(*body, batch)
-		req = *body
+	var o outcome
+	if stored != nil && enc.Version() == encode.VersionV1 {
+		o = e.deliver(l, batch, fixedBody(stored), enc, d)
+	} else {
+		o = e.encodeAndDeliver(l, batch, enc, d)
 	}
-	o := e.deliver(batch, req, enc, d)
 	took := time.Since(start)
 	e.load.sendNanos.Add(int64(took))
 	e.metrics.sendDuration.Observe(took.Seconds())
@@ -372,13 +372,15 @@ func (e *Endpoint) encoder(s *lane) encode.RequestEncoder {
 	return s.v2
 }
 
-// newEncoder returns a fresh encoder of the same protocol as enc, for
-// requests whose buffers must not be shared with one still being sent.
-func (e *Endpoint) newEncoder(enc encode.RequestEncoder) encode.RequestEncoder {
-	if enc.Version() == encode.VersionV2 {
-		return &encode.V2Encoder{Metadata: e.metadataLookup}
-	}
-	return &encode.V1Encoder{}
+// encodeAndDeliver encodes batch with enc into a body of its own from l's
+// free list and delivers it. The body goes back to the list once the
+// answer is in and the transport has closed every reader of it, so that
+// no request is ever encoded into a body still being sent (body.go).
+func (e *Endpoint) encodeAndDeliver(l *lane, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
+	body := l.bodies.get()
+	body.buf = enc.Encode(body.buf, batch)
+	defer body.release()
+	return e.deliver(l, batch, body, enc, d)
 }
 
 // fallBack switches the endpoint to Remote-Write 1.0 for good, once: it was
@@ -417,9 +419,9 @@ func protocolVersion(v2 bool) float64 {
 // one cut off at the stop deadline is not counted: both stay in the disk
 // buffer. A 413 split stops at the first half that is not delivered, so
 // that the second half is never sent before it.
-func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.RequestEncoder, d delivery) outcome {
+func (e *Endpoint) deliver(l *lane, batch []encode.Sample, body *reqBody, enc encode.RequestEncoder, d delivery) outcome {
 	n := len(batch)
-	w, err := e.sender.send(e.sendCtx, body, n, enc.ContentType(), enc.Version())
+	w, err := e.sender.sendBody(e.sendCtx, body, n, enc.ContentType(), enc.Version())
 	var herr *HTTPError
 	isHTTP := errors.As(err, &herr)
 	if enc.Version() == encode.VersionV2 {
@@ -432,9 +434,7 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.Reques
 		}
 		if fallback != "" {
 			e.fallBack(fallback)
-			v1 := &encode.V1Encoder{}
-			// A fresh buffer: the transport may still be reading body.
-			return e.deliver(batch, v1.Encode(nil, batch), v1, d)
+			return e.encodeAndDeliver(l, batch, &l.v1, d)
 		}
 		if err == nil && w.samples < n && !w.accepted {
 			e.metrics.notWritten.Add(float64(n - w.samples))
@@ -445,9 +445,9 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.Reques
 		e.log.Debug("splitting batch answered 413", "samples", n)
 		mid := n / 2
 		for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
-			// Fresh buffers: the transport may still be reading body.
-			enc := e.newEncoder(enc)
-			if o := e.deliver(half, enc.Encode(nil, half), enc, d); o != delivered {
+			// Each half has a body of its own: the transport may still be
+			// reading this one.
+			if o := e.encodeAndDeliver(l, half, enc, d); o != delivered {
 				return o
 			}
 		}
@@ -455,7 +455,7 @@ func (e *Endpoint) deliver(batch []encode.Sample, body []byte, enc encode.Reques
 	}
 	if err == nil {
 		e.metrics.sent.Add(float64(n))
-		e.metrics.bytes.Add(float64(len(body)))
+		e.metrics.bytes.Add(float64(len(body.buf)))
 		e.sent.Add(int64(n))
 		e.load.settled(batch, true)
 		if d.resent {

@@ -32,6 +32,8 @@ type lane struct {
 	// between batches. v2 is nil until the endpoint is sent 2.0.
 	v1 encode.V1Encoder
 	v2 *encode.V2Encoder
+	// bodies are the lane's request bodies, reused once released (body.go).
+	bodies bodyPool
 	// resend is set on a disk lane that held unacknowledged batches when
 	// the endpoint started, until its first batch is answered: that batch
 	// may have been delivered before the restart. Only the lane's

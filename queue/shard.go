@@ -124,7 +124,6 @@ func (e *Endpoint) runShard(g *generation, l *lane) {
 	}
 	q := e.cfg.QueueConfig
 	batch := make([]encode.Sample, 0, q.MaxSamplesPerSend)
-	var body []byte
 	timer := time.NewTimer(q.BatchSendDeadline)
 	timer.Stop()
 	timerOn, deadline, flushing := false, false, false
@@ -132,7 +131,7 @@ func (e *Endpoint) runShard(g *generation, l *lane) {
 	for {
 		batch = l.ring.take(batch, q.MaxSamplesPerSend-len(batch))
 		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
-			e.sendBatch(l, batch, &body, delivery{}, nil)
+			e.sendBatch(l, batch, delivery{}, nil)
 			e.metrics.queueLength.Sub(float64(len(batch)))
 			clear(batch) // drop label references for the GC
 			batch = batch[:0]
