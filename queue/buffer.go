@@ -327,10 +327,14 @@ func (e *Endpoint) runDiskLane(g *generation, l *lane) {
 			}
 			continue
 		}
-		for {
-			o := e.sendBatch(l, batch, delivery{keep: true, resent: l.resend}, stored)
+		for send := batch; ; {
+			var o outcome
+			o, send = e.sendBatch(l, send, delivery{keep: true, resent: l.resend}, stored)
 			if o == delivered {
 				break
+			}
+			if len(send) < len(batch) {
+				stored = nil // no longer the request of what is left
 			}
 			if o == stopped || !e.pause() {
 				return // the batch stays on disk for the next start

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -53,12 +54,20 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("remote write answered %d: %s", e.Status, e.Body)
 }
 
-// Reason returns the drop reason for the status.
+// Reason returns the drop reason for the answer: by its status, apart from
+// a 400 (Prometheus, Mimir) or 409 (Thanos receive) whose body says the
+// samples are too old for the receiver (tooOldAnswer), which is too_old.
 func (e *HTTPError) Reason() string {
 	switch e.Status {
 	case http.StatusBadRequest:
+		if tooOldAnswer(e.Body) {
+			return ReasonTooOld
+		}
 		return ReasonBadRequest
 	case http.StatusConflict:
+		if tooOldAnswer(e.Body) {
+			return ReasonTooOld
+		}
 		return ReasonConflict
 	case http.StatusRequestEntityTooLarge:
 		return ReasonTooLarge
@@ -68,6 +77,38 @@ func (e *HTTPError) Reason() string {
 		return ReasonRateLimited
 	}
 	return ReasonClientError
+}
+
+// tooOldMarkers are what receivers write in the body of an answer that
+// refuses samples for their age. The status alone cannot tell (a 400 is
+// also bad labels, a 409 also out of order), and no receiver sends a code
+// for it, so the body is read: this only names the drop reason; whether a
+// request is retried never depends on it.
+var tooOldMarkers = []string{
+	"out of bounds",            // Prometheus tsdb storage.ErrOutOfBounds, also in Thanos receive's 409
+	"too old sample",           // Prometheus tsdb storage.ErrTooOldSample (out_of_order_time_window)
+	"sample-timestamp-too-old", // Mimir ingester: err-mimir-sample-timestamp-too-old
+	"sample-too-old",           // Mimir's discarded-samples reason of the same
+	"too-far-in-past",          // Mimir distributor: err-mimir-too-far-in-past
+	"too far in the past",      // its message: "received a sample whose timestamp is too far in the past"
+	"timestamp too old",        // Cortex and older Mimir validation: "timestamp too old: ..."
+}
+
+// tooOldAnswer reports whether an error answer's body says the samples are
+// too old. Prometheus wraps a timestamp too far in the future in
+// ErrOutOfBounds too ("out of bounds: timestamp is too far in the
+// future"): that one is not about age.
+func tooOldAnswer(body string) bool {
+	b := strings.ToLower(body)
+	if strings.Contains(b, "too far in the future") {
+		return false
+	}
+	for _, m := range tooOldMarkers {
+		if strings.Contains(b, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // sender posts encoded batches to one endpoint with retries.
@@ -239,16 +280,25 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 // *retriesEndedError when max_retry_duration passed; or the context's error.
 // body must never be written again (see sendBody).
 func (s *sender) send(ctx context.Context, body []byte, n int, ct, version string) (written, error) {
-	return s.sendBody(ctx, fixedBody(body), n, ct, version)
+	return s.sendBody(ctx, fixedBody(body), n, ct, version, time.Time{})
 }
 
 // sendBody is send for a body the caller may reuse once it has released it
 // after sendBody returned: the transport reads it through readers of its
-// own, which release it when closed (body.go).
-func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version string) (written, error) {
+// own, which release it when closed (body.go). Retries end at notAfter at
+// the latest, when it is not zero (the batch's oldest sample passing
+// sample_age_limit), as they do past max_retry_duration.
+func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version string, notAfter time.Time) (written, error) {
 	ctx = context.WithValue(ctx, samplesKey{}, n)
+	var deadline time.Time
 	if s.maxRetry > 0 {
-		ctx = context.WithValue(ctx, retryDeadlineKey{}, time.Now().Add(s.maxRetry))
+		deadline = time.Now().Add(s.maxRetry)
+	}
+	if !notAfter.IsZero() && (deadline.IsZero() || notAfter.Before(deadline)) {
+		deadline = notAfter
+	}
+	if !deadline.IsZero() {
+		ctx = context.WithValue(ctx, retryDeadlineKey{}, deadline)
 	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, retryablehttp.ReaderFunc(body.open))
 	if err != nil {
@@ -302,7 +352,8 @@ func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version
 }
 
 // retriesEndedError is a batch given up on while its error was recoverable:
-// max_retry_duration passed.
+// max_retry_duration passed, or the batch's oldest sample passed
+// sample_age_limit (sendBody's notAfter).
 type retriesEndedError struct{ last error }
 
 func (e *retriesEndedError) Error() string { return "retries ended: " + e.last.Error() }

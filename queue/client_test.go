@@ -32,6 +32,24 @@ func status(code int, header ...string) answer {
 	}
 }
 
+// statusBody answers code with body.
+func statusBody(code int, body string) answer {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// Bodies of answers that refuse samples for their age, as the receivers
+// word them.
+const (
+	prometheusOutOfBounds = "out of bounds\n"
+	prometheusTooOld      = "too old sample\n"
+	thanosOutOfBounds     = "store locally for endpoint 127.0.0.1:10901: add 3 samples: out of bounds\n"
+	mimirTooOld           = "send data to ingesters: failed pushing to ingester ingester-zone-a-0: user=edge-1: the sample has been rejected because its timestamp is too old (err-mimir-sample-timestamp-too-old). The affected sample has timestamp 2023-11-14T22:13:20Z and is from series {__name__=\"test_metric\"}"
+	mimirTooFarInPast     = "received a sample whose timestamp is too far in the past, timestamp: 1700000000000 series: 'test_metric' (err-mimir-too-far-in-past). To adjust the related per-tenant limit, configure -validation.past-grace-period, or contact your service administrator."
+)
+
 // hangUp closes the connection without answering.
 func hangUp(w http.ResponseWriter, _ *http.Request) {
 	conn, _, err := w.(http.Hijacker).Hijack()
@@ -75,6 +93,21 @@ func TestStatusCodes(t *testing.T) {
 		{name: "202 sent", answers: []answer{status(202)}, wantRequests: 1, wantCodes: map[string]float64{"202": 1}},
 		{name: "400 dropped", answers: []answer{status(400), status(204)}, wantRequests: 1, wantDropped: ReasonBadRequest, wantCodes: map[string]float64{"400": 1}},
 		{name: "409 dropped", answers: []answer{status(409), status(204)}, wantRequests: 1, wantDropped: ReasonConflict, wantCodes: map[string]float64{"409": 1}},
+		{
+			name:    "400 out of bounds dropped as too_old (Prometheus)",
+			answers: []answer{statusBody(400, prometheusOutOfBounds), status(204)}, wantRequests: 1,
+			wantDropped: ReasonTooOld, wantCodes: map[string]float64{"400": 1},
+		},
+		{
+			name:    "409 out of bounds dropped as too_old (Thanos receive)",
+			answers: []answer{statusBody(409, thanosOutOfBounds), status(204)}, wantRequests: 1,
+			wantDropped: ReasonTooOld, wantCodes: map[string]float64{"409": 1},
+		},
+		{
+			name:    "400 sample-timestamp-too-old dropped as too_old (Mimir)",
+			answers: []answer{statusBody(400, mimirTooOld), status(204)}, wantRequests: 1,
+			wantDropped: ReasonTooOld, wantCodes: map[string]float64{"400": 1},
+		},
 		// 413 splits the batch: TestDelivery.
 		{name: "415 dropped", answers: []answer{status(415), status(204)}, wantRequests: 1, wantDropped: ReasonUnsupported, wantCodes: map[string]float64{"415": 1}},
 		{name: "404 dropped", answers: []answer{status(404), status(204)}, wantRequests: 1, wantDropped: ReasonClientError, wantCodes: map[string]float64{"404": 1}},
@@ -318,6 +351,31 @@ func TestHTTPErrorReason(t *testing.T) {
 		429: ReasonRateLimited,
 	} {
 		require.Equal(t, want, (&HTTPError{Status: code}).Reason(), "status %d", code)
+	}
+	for _, tt := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{400, prometheusOutOfBounds, ReasonTooOld},
+		{400, prometheusTooOld, ReasonTooOld},
+		{409, thanosOutOfBounds, ReasonTooOld},
+		{409, "too old sample", ReasonTooOld},
+		{400, mimirTooOld, ReasonTooOld},
+		{400, mimirTooFarInPast, ReasonTooOld},
+		{400, "sample-too-old", ReasonTooOld},
+		{400, "timestamp too old: 1700000000000 metric: \"test_metric\"", ReasonTooOld},
+		{400, "OUT OF BOUNDS", ReasonTooOld},
+		// Not about age.
+		{400, "out of bounds: timestamp is too far in the future", ReasonBadRequest},
+		{400, "out of order sample", ReasonBadRequest},
+		{409, "duplicate sample for timestamp", ReasonConflict},
+		{400, "snappy: corrupt input", ReasonBadRequest},
+		// Only 400 and 409 look at the body.
+		{422, prometheusOutOfBounds, ReasonClientError},
+		{413, prometheusOutOfBounds, ReasonTooLarge},
+	} {
+		require.Equal(t, tt.want, (&HTTPError{Status: tt.status, Body: tt.body}).Reason(), "%d %q", tt.status, tt.body)
 	}
 }
 

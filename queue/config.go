@@ -110,6 +110,11 @@ type QueueConfig struct {
 	// then blocks Append once full rather than drop what it holds. Not a
 	// Prometheus key.
 	MaxRetryDuration time.Duration `yaml:"max_retry_duration"`
+	// SampleAgeLimit drops samples older than it (by their timestamp)
+	// before each send, and ends the retries of a batch when its oldest
+	// sample passes it, as Prometheus' key of the name does; they are
+	// counted as too_old. 0, the default, sends samples of any age.
+	SampleAgeLimit time.Duration `yaml:"sample_age_limit,omitempty"`
 }
 
 // DefaultQueueConfig holds Prometheus' remote-write queue defaults.
@@ -123,6 +128,7 @@ var DefaultQueueConfig = QueueConfig{
 	MaxBackoff:        5 * time.Second,
 	RetryOnHTTP429:    true,
 	MaxRetryDuration:  0, // no limit, as Prometheus
+	SampleAgeLimit:    0, // off, as Prometheus
 }
 
 // DefaultConfig holds the defaults of one remote_write entry.
@@ -249,6 +255,9 @@ func (q *QueueConfig) Validate() error {
 	}
 	if q.MaxRetryDuration < 0 {
 		errs = append(errs, confkey.Errorf("max_retry_duration", "must not be negative (0 means no limit), not %s", q.MaxRetryDuration))
+	}
+	if q.SampleAgeLimit < 0 {
+		errs = append(errs, confkey.Errorf("sample_age_limit", "must not be negative (0 means off), not %s", q.SampleAgeLimit))
 	}
 	return errors.Join(errs...)
 }

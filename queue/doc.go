@@ -13,6 +13,10 @@
 //	                                                     ├─► 413: split in half, resend each
 //	                                                     └─► drop + count other 4xx
 //
+// Before each send, and when the retries of a batch reach its oldest
+// sample's sample_age_limit, samples past that limit are dropped and
+// counted as too_old (sampleage.go), as Prometheus does.
+//
 // The number of shards follows the load, between min_shards and max_shards
 // (reshard.go, after Prometheus' queue manager): every 10 s moving averages
 // of the samples in, out and dropped and of the time spent sending give the

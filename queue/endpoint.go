@@ -340,14 +340,25 @@ type delivery struct {
 	resent bool
 }
 
-// sendBatch encodes batch with the lane's encoder into a body of the lane's
-// free list (body.go), sends it, and accounts for every sample of it once.
+// sendBatch drops the samples of batch past sample_age_limit (too_old),
+// encodes the rest with the lane's encoder into a body of the lane's free
+// list (body.go), sends it, and accounts for every sample of it once. It
+// returns what is left of batch once the old samples are dropped: what a
+// disk lane tries again after an outcome other than delivered, so that no
+// sample is counted as too_old twice. batch itself is never written to.
 //
 // stored, when not nil, is batch already encoded as a compressed 1.0
 // request (a disk buffer record holds one, never written again): it is sent
-// as it is while the endpoint speaks 1.0, instead of being encoded again.
-func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, d delivery, stored []byte) outcome {
+// as it is while the endpoint speaks 1.0 and no sample was dropped, instead
+// of being encoded again.
+func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, d delivery, stored []byte) (outcome, []encode.Sample) {
 	start := time.Now()
+	if fresh := e.dropTooOld(batch, start); len(fresh) < len(batch) {
+		batch, stored = fresh, nil
+		if len(batch) == 0 {
+			return delivered, batch
+		}
+	}
 	enc := e.encoder(l)
 	var o outcome
 	if stored != nil && enc.Version() == encode.VersionV1 {
@@ -358,7 +369,7 @@ func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, d delivery, stored 
 	took := time.Since(start)
 	e.load.sendNanos.Add(int64(took))
 	e.metrics.sendDuration.Observe(took.Seconds())
-	return o
+	return o, batch
 }
 
 // encoder returns the lane's encoder for the endpoint's protocol now.
@@ -421,7 +432,8 @@ func protocolVersion(v2 bool) float64 {
 // that the second half is never sent before it.
 func (e *Endpoint) deliver(l *lane, batch []encode.Sample, body *reqBody, enc encode.RequestEncoder, d delivery) outcome {
 	n := len(batch)
-	w, err := e.sender.sendBody(e.sendCtx, body, n, enc.ContentType(), enc.Version())
+	notAfter := e.ageDeadline(batch)
+	w, err := e.sender.sendBody(e.sendCtx, body, n, enc.ContentType(), enc.Version(), notAfter)
 	var herr *HTTPError
 	isHTTP := errors.As(err, &herr)
 	if enc.Version() == encode.VersionV2 {
@@ -466,6 +478,18 @@ func (e *Endpoint) deliver(l *lane, batch []encode.Sample, body *reqBody, enc en
 	reason := ReasonClientError
 	var rerr *retriesEndedError
 	switch {
+	case errors.As(err, &rerr) && !notAfter.IsZero() && !time.Now().Before(notAfter):
+		// The retries ended because the oldest sample passed
+		// sample_age_limit. A disk lane tries the batch again after a
+		// pause, dropping what is too old then; a memory lane at once.
+		if d.keep {
+			return kept
+		}
+		rest := e.dropTooOld(batch, time.Now())
+		if len(rest) == 0 {
+			return delivered
+		}
+		return e.encodeAndDeliver(l, rest, enc, d)
 	case errors.As(err, &rerr):
 		reason = ReasonRetriesDone
 	case isHTTP:

@@ -16,11 +16,12 @@ const (
 	ReasonClientError = "client_error"  // any other 4xx, or a request that could not be made
 	ReasonShutdown    = "shutdown"      // still queued or in flight when the stop deadline passed
 	ReasonRetriesDone = "retries_ended" // a recoverable error outlived the retries
+	ReasonTooOld      = "too_old"       // older than sample_age_limit, or refused as too old (400, 409)
 )
 
 var reasons = []string{
 	ReasonBadRequest, ReasonConflict, ReasonTooLarge, ReasonUnsupported,
-	ReasonRateLimited, ReasonClientError, ReasonShutdown, ReasonRetriesDone,
+	ReasonRateLimited, ReasonClientError, ReasonShutdown, ReasonRetriesDone, ReasonTooOld,
 	ReasonBufferFull, ReasonBufferError, ReasonResent, // buffermetrics.go
 }
 
