@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -19,6 +20,10 @@ import (
 // in the next snapshot, which still finds it cached.
 const relabelKeepTicks = 3
 
+// relabelRebuildMin is the smallest peak cache size worth rebuilding the
+// cache map after: below it the buckets a spike left behind cost little.
+const relabelRebuildMin = 1024
+
 // relabelWarnEvery rate-limits the log line about series that relabeling
 // made invalid: the same rule breaks the same series every snapshot.
 const relabelWarnEvery = time.Minute
@@ -30,8 +35,10 @@ const relabelWarnEvery = time.Minute
 // original labels, checked against the original bytes, so a steady-state
 // snapshot does no relabeling and allocates nothing. Entries not seen for
 // relabelKeepTicks snapshots are evicted, so the cache holds about the
-// series of one snapshot. Snapshots are told apart by their timestamp: all
-// samples of one share it.
+// series of one snapshot. A Go map keeps its buckets after deletes, so once
+// the cache has shrunk below a quarter of its peak (a spike of series
+// ended) the live entries move to a fresh map and the memory goes back.
+// Snapshots are told apart by their timestamp: all samples of one share it.
 //
 // A relabeler is used by the snapshot goroutine only, as an endpoint is.
 type relabeler struct {
@@ -47,6 +54,9 @@ type relabeler struct {
 	// cache holds each series' relabeling, by the hash of its original
 	// labels.
 	cache map[uint64]*relabeled
+	// peak is the most entries cache has held since it was made (or last
+	// rebuilt): what its buckets were grown for.
+	peak int
 	// tick counts snapshots; ts is the timestamp of the current one.
 	tick uint64
 	ts   int64
@@ -200,12 +210,27 @@ func (r *relabeler) relabel(e *relabeled, it *queue.Item) {
 
 // evict removes the series not seen for relabelKeepTicks snapshots. It runs
 // every relabelKeepTicks snapshots, so an entry outlives its series by
-// fewer than twice that.
+// fewer than twice that. Entries are only added in between, so the cache
+// is at its largest just before.
+//
+// When fewer than a quarter of the peak's entries are left, and the peak
+// was at least relabelRebuildMin, the live entries are copied into a fresh
+// map so the old one's buckets can be collected: deleting from a Go map
+// never shrinks it (golang/go#20135). The quarter keeps a cache that
+// merely varies from rebuilding, and with it the steady state allocation
+// free; a rebuild copies at most a quarter of the peak, once per spike.
 func (r *relabeler) evict() {
+	r.peak = max(r.peak, len(r.cache))
 	for h, e := range r.cache {
 		if r.tick-e.seen > relabelKeepTicks {
 			delete(r.cache, h)
 		}
+	}
+	if r.peak >= relabelRebuildMin && len(r.cache) < r.peak/4 {
+		fresh := make(map[uint64]*relabeled, len(r.cache))
+		maps.Copy(fresh, r.cache)
+		r.cache = fresh
+		r.peak = len(fresh)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,6 +256,87 @@ func TestRelabelEviction(t *testing.T) {
 	require.Contains(t, r.cache, kept.Hash)
 }
 
+// After a spike of series ends, the cache map is rebuilt once fewer than a
+// quarter of the peak's entries are left, so its buckets go; the series
+// still running keep their cached relabeling through it. Below
+// relabelRebuildMin, or while a quarter is left, the map stays.
+func TestRelabelCacheRebuild(t *testing.T) {
+	ctx := context.Background()
+	// spike returns n series pod-0..pod-n-1 at timestamp 1.
+	spike := func(n int) []queue.Item {
+		series := make([][]string, n)
+		for i := range series {
+			series[i] = []string{"kube_pod_info", "pod", "pod-" + strconv.Itoa(i), "uid", strconv.Itoa(i)}
+		}
+		return testSeries(1, series...)
+	}
+	mapID := func(r *relabeler) uintptr { return reflect.ValueOf(r.cache).Pointer() }
+	// run appends the spike, then keeps the first kept series for enough
+	// snapshots that the rest are evicted, and returns the map before and
+	// after.
+	run := func(t *testing.T, r *relabeler, in []queue.Item, kept int) (before, after uintptr) {
+		t.Helper()
+		r.Append(ctx, in)
+		require.Len(t, r.cache, len(in))
+		before = mapID(r)
+		for ts := int64(2); ts <= 2*relabelKeepTicks+1; ts++ {
+			for i := range in[:kept] {
+				in[i].Timestamp = ts
+			}
+			r.Append(ctx, in[:kept])
+		}
+		require.Len(t, r.cache, kept)
+		return before, mapID(r)
+	}
+
+	t.Run("rebuilt after a spike", func(t *testing.T) {
+		rec := &keepingAppender{}
+		r := testRelabeler(t, rec, "- action: labeldrop\n  regex: uid")
+		in := spike(4 * relabelRebuildMin)
+		const kept = 10
+		r.Append(ctx, in[:kept]) // relabeled before the spike
+		entries := make([]*relabeled, kept)
+		for i := range entries {
+			entries[i] = r.cache[in[i].Hash]
+		}
+		out := slices.Clone(rec.items)
+
+		before, after := run(t, r, in, kept)
+		require.NotEqual(t, before, after, "a fresh map")
+		require.Equal(t, kept, r.peak, "the peak starts again from the live entries")
+		for i, e := range entries {
+			require.Same(t, e, r.cache[in[i].Hash], "series %d: its entry moved, not relabeled again", i)
+		}
+
+		// After the rebuild the kept series are still served from the
+		// cache: the same relabeled bytes as before the spike.
+		rec.items = nil
+		for i := range in[:kept] {
+			in[i].Timestamp = 100
+		}
+		r.Append(ctx, in[:kept])
+		require.Len(t, rec.items, kept)
+		for i := range out {
+			require.True(t, sameSlice(out[i].Labels, rec.items[i].Labels), "series %d: cached", i)
+			require.Equal(t, out[i].Hash, rec.items[i].Hash)
+		}
+		require.Equal(t, `kube_pod_info{pod="pod-0"} 1`, rec.series(t)[0])
+	})
+
+	t.Run("kept below the minimum", func(t *testing.T) {
+		r := testRelabeler(t, discard{}, "- action: labeldrop\n  regex: uid")
+		before, after := run(t, r, spike(relabelRebuildMin-1), 1)
+		require.Equal(t, before, after)
+	})
+
+	t.Run("kept while a quarter is left", func(t *testing.T) {
+		r := testRelabeler(t, discard{}, "- action: labeldrop\n  regex: uid")
+		before, after := run(t, r, spike(4*relabelRebuildMin), relabelRebuildMin)
+		require.Equal(t, before, after)
+		require.Equal(t, 4*relabelRebuildMin, r.peak)
+	})
+}
+
 // Two series whose hashes collide are each relabeled as themselves.
 func TestRelabelHashCollision(t *testing.T) {
 	rec := &keepingAppender{}
@@ -274,7 +356,7 @@ func TestRelabelSteadyStateAllocs(t *testing.T) {
 	rec := &keepingAppender{}
 	s := benchSnapshotter(t, 1_000, 100, rec)
 	ctx := context.Background()
-	s.tick(ctx, time.Unix(1_700_000_000, 0))
+	s.tick(time.Unix(1_700_000_000, 0))
 	items := rec.items
 	require.Greater(t, len(items), 30_000, "enough series that a per-series allocation shows")
 
@@ -311,16 +393,15 @@ const benchRules = `
 // BenchmarkSnapshotRelabel10kPods is BenchmarkSnapshotOnly with an endpoint
 // behind write_relabel_configs, in the steady state.
 func BenchmarkSnapshotRelabel10kPods(b *testing.B) {
-	ctx := context.Background()
 	r := testRelabeler(b, discard{}, benchRules)
 	s := benchSnapshotter(b, 10_000, 1_000, r)
 	ts := time.Unix(1_700_000_000, 0)
-	samples := s.tick(ctx, ts) // relabels every series once
+	samples := s.tick(ts) // relabels every series once
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		ts = ts.Add(time.Second)
-		s.tick(ctx, ts)
+		s.tick(ts)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
 	b.ReportMetric(float64(samples), "samples/op")
