@@ -16,10 +16,10 @@ import (
 // goroutine may go on reading it after the answer; later requests are read
 // and answered 204.
 type earlyAnswer struct {
-	// mu guards n and got.
+	// mu guards n, answered and got.
 	mu sync.Mutex
-	// n counts requests.
-	n int
+	// n counts requests; answered those answered.
+	n, answered int
 	// got are the samples of the requests read at once, in order.
 	got [][]gotSample
 	// held is the first request's body, still unread.
@@ -45,13 +45,17 @@ func (a *earlyAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 		a.got = append(a.got, samples)
 		a.mu.Unlock()
 	}
+	a.mu.Lock()
+	a.answered++
+	a.mu.Unlock()
 	return &http.Response{StatusCode: code, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
 }
 
+// count returns the number of requests answered.
 func (a *earlyAnswer) count() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.n
+	return a.answered
 }
 
 // A body the transport still reads after an early answer is never encoded
