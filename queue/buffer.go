@@ -105,6 +105,7 @@ func (e *Endpoint) openDisk() (gens []*generation, err error) {
 			for _, g := range gens {
 				e.closeLanes(g)
 			}
+			e.forgetPending() // what openLanes counted so far
 			d.lock.Close()
 			e.disk = nil
 		}
@@ -221,6 +222,15 @@ func (d *diskState) openLanes(e *Endpoint, g *generation, n int) error {
 		e.reportBuffer(l)
 	}
 	return nil
+}
+
+// forgetPending takes the samples still in the buffer out of the
+// queue_length gauge, once the endpoint lets go of the directory, so that
+// the next endpoint on it counts them once.
+func (e *Endpoint) forgetPending() {
+	if n := e.disk.pending.Swap(0); n != 0 {
+		e.metrics.queueLength.Sub(float64(n))
+	}
 }
 
 // closeLanes closes the buffers of g's lanes, for generations that never

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 )
@@ -462,4 +464,46 @@ func TestDiskBufferRestartWithOtherShardCount(t *testing.T) {
 	kept, err := filepath.Glob(filepath.Join(dir, "g*-2"))
 	require.NoError(t, err)
 	require.Len(t, kept, 1, "the current generation stays for the next start")
+}
+
+// A reload hands a disk buffer over: the old endpoint stops, a new one of
+// the same name opens the directory, and both share one Metrics. The
+// backlog is in queue_length once, not once per endpoint that held it.
+func TestDiskBufferHandoverQueueLength(t *testing.T) {
+	dir := t.TempDir()
+	m := NewMetrics(prometheus.NewRegistry())
+	open := func(url string, change func(*Config)) *Endpoint {
+		t.Helper()
+		cfg := DefaultConfig
+		cfg.URL, cfg.Name = url, testEndpoint
+		cfg.QueueConfig.MinBackoff, cfg.QueueConfig.MaxBackoff = time.Millisecond, 10*time.Millisecond
+		withDisk(dir, change)(&cfg)
+		require.NoError(t, cfg.Validate())
+		e, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m, UserAgent: testUserAgent})
+		require.NoError(t, err)
+		return e
+	}
+	const n = 20
+	down := newRecorder(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
+	e1 := open(down.URL, func(c *Config) { c.QueueConfig.MaxRetryDuration = 20 * time.Millisecond })
+	e1.Start()
+	require.Equal(t, n, e1.Append(t.Context(), roundItems(n, 0)))
+	require.Equal(t, float64(n), gaugeOf(t, m, "queue_length"))
+	require.NoError(t, stop(t, e1, 50*time.Millisecond))
+	require.Zero(t, gaugeOf(t, m, "queue_length"), "the stopped endpoint holds nothing")
+
+	// Opened and closed without starting (a reload that failed later on).
+	e2 := open(down.URL, nil)
+	require.Equal(t, float64(n), gaugeOf(t, m, "queue_length"))
+	e2.Close()
+	require.Zero(t, gaugeOf(t, m, "queue_length"))
+
+	srv := newRecorder(t, nil)
+	e3 := open(srv.URL, nil)
+	require.Equal(t, float64(n), gaugeOf(t, m, "queue_length"), "the backlog, once")
+	e3.Start()
+	require.Equal(t, n, e3.Append(t.Context(), roundItems(n, 1)))
+	require.NoError(t, stop(t, e3, 10*time.Second))
+	requireRounds(t, srv.got(), n, 0, 2)
+	require.Zero(t, gaugeOf(t, m, "queue_length"))
 }

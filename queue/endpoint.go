@@ -305,11 +305,14 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 }
 
 // unlockDisk releases the disk buffer directory, once every lane has
-// closed its buffer.
+// closed its buffer. What stays on disk leaves the queue_length gauge: the
+// next endpoint on the directory (a reload's handover, which shares the
+// gauge) counts it again when it opens the buffer.
 func (e *Endpoint) unlockDisk() {
 	if e.disk == nil {
 		return
 	}
+	e.forgetPending()
 	if err := e.disk.lock.Close(); err != nil {
 		e.log.Error("unlocking the disk buffer directory", "err", err)
 	}
