@@ -451,3 +451,53 @@ func TestStop(t *testing.T) {
 		require.Error(t, stop(t, e, 50*time.Millisecond))
 	})
 }
+
+// Forget deletes every series of a removed endpoint, and only those.
+func TestMetricsForget(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	srv := newTestServer(t, nil)
+	for _, name := range []string{"removed", "kept"} {
+		cfg := DefaultConfig
+		cfg.URL, cfg.Name = srv.URL, name
+		if name == "removed" {
+			cfg.DiskBuffer.Directory = t.TempDir() // the disk buffer's series too
+		}
+		require.NoError(t, cfg.Validate())
+		e, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m, UserAgent: testUserAgent})
+		require.NoError(t, err)
+		e.Start()
+		require.Equal(t, 2, e.Append(t.Context(), items(2, 1700000000000)))
+		require.NoError(t, stop(t, e, 5*time.Second))
+	}
+	count := func(endpoint string) int {
+		t.Helper()
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		n := 0
+		for _, mf := range mfs {
+			for _, s := range mf.GetMetric() {
+				for _, l := range s.GetLabel() {
+					if l.GetName() == "endpoint" && l.GetValue() == endpoint {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	kept := count("kept")
+	require.Greater(t, count("removed"), 20)
+	require.Greater(t, kept, 20)
+
+	m.Forget("removed")
+	require.Zero(t, count("removed"), "every series of the removed endpoint is gone")
+	require.Equal(t, kept, count("kept"), "the others stay")
+	require.Equal(t, 2.0, testutil.ToFloat64(m.samplesSent.WithLabelValues("kept")))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP kube_state_push_remote_samples_sent_total Samples accepted by the endpoint (2xx).
+# TYPE kube_state_push_remote_samples_sent_total counter
+kube_state_push_remote_samples_sent_total{endpoint="kept"} 2
+`), "kube_state_push_remote_samples_sent_total"))
+	m.Forget("unknown") // no-op
+}

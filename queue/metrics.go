@@ -43,6 +43,14 @@ type Metrics struct {
 	protocol       *prometheus.GaugeVec
 	// buffer are the resharding and disk buffer metrics (buffermetrics.go).
 	buffer *bufferMetricVecs
+	// all are every vector above, each with an endpoint label, for Forget.
+	all []partialDeleter
+}
+
+// partialDeleter is a metric vector (*prometheus.MetricVec) as Forget
+// uses it.
+type partialDeleter interface {
+	DeletePartialMatch(labels prometheus.Labels) int
 }
 
 // Reasons a Remote-Write 2.0 endpoint falls back to 1.0, the values of the
@@ -99,7 +107,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
 		m.bytesSent, m.requests, m.queueLength, m.shards, m.sendDuration)
 	m.buffer = newBufferMetrics(reg)
+	m.all = []partialDeleter{
+		m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped, m.bytesSent,
+		m.requests, m.queueLength, m.shards, m.sendDuration, m.fallbacks, m.notWritten,
+		m.metadataSent, m.protocol,
+		m.buffer.desired, m.buffer.bytes, m.buffer.segments, m.buffer.corrupt, m.buffer.resent,
+	}
 	return m
+}
+
+// Forget deletes every series of the endpoint named endpoint from the
+// shared metrics, for an endpoint a reload removed. Call it once that
+// endpoint has stopped, and never for a name a running endpoint still has
+// (a kept or handed-over endpoint keeps its series): an endpoint's metrics
+// are created by New, and one still running would go on counting into
+// series nothing exports any more.
+func (m *Metrics) Forget(endpoint string) {
+	match := prometheus.Labels{"endpoint": endpoint}
+	for _, v := range m.all {
+		v.DeletePartialMatch(match)
+	}
 }
 
 // endpointMetrics are the metrics of one endpoint, curried.
