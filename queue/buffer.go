@@ -93,7 +93,10 @@ func laneSizes(maxBytes int64, n int) (capBytes, segment int64) {
 func (e *Endpoint) openDisk() (gens []*generation, err error) {
 	dc, q := e.cfg.DiskBuffer, e.cfg.QueueConfig
 	d := &diskState{dir: dc.Directory, maxBytes: dc.MaxBytes, next: 1}
-	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+	// Directories 0700 and files 0600 (here and in package diskbuf): the
+	// buffer holds the cluster's labels and annotations, for the agent
+	// alone.
+	if err := os.MkdirAll(d.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating disk buffer directory: %w", err)
 	}
 	if d.lock, err = lockDir(d.dir); err != nil {

@@ -507,3 +507,42 @@ func TestDiskBufferHandoverQueueLength(t *testing.T) {
 	requireRounds(t, srv.got(), n, 0, 2)
 	require.Zero(t, gaugeOf(t, m, "queue_length"))
 }
+
+// The disk buffer's directories are 0700 and its files 0600: they hold
+// the cluster's labels and annotations.
+func TestDiskBufferModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "buffer", "central") // created by New
+	srv := newRecorder(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
+	e, _ := newTestEndpoint(t, srv.URL, withDisk(dir, func(c *Config) {
+		c.QueueConfig.MinShards, c.QueueConfig.MaxShards = 2, 2
+	}))
+	require.Equal(t, 10, e.Append(t.Context(), roundItems(10, 0)))
+	require.Equal(t, 10, e.Append(t.Context(), roundItems(10, 1)))
+	srv.waitCount(t, 1) // a batch in flight: its records marked in the checkpoint
+	require.NoError(t, stop(t, e, 50*time.Millisecond))
+
+	var dirs, files int
+	err := filepath.WalkDir(filepath.Dir(dir), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs++
+			require.Equal(t, fs.FileMode(0o700), info.Mode().Perm(), "directory %s", path)
+		} else {
+			files++
+			require.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), "file %s", path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, dirs, 5, "buffer, central, generation, two lanes")
+	require.GreaterOrEqual(t, files, 3, "lock and segments")
+	checkpoints, err := filepath.Glob(filepath.Join(dir, "g*", "lane-*", "checkpoint"))
+	require.NoError(t, err)
+	require.NotEmpty(t, checkpoints)
+}

@@ -76,7 +76,7 @@ func Open(cfg Config) (*Buffer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("validating buffer config: %w", err)
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating buffer directory: %w", err)
 	}
 	// A leftover temp checkpoint was never renamed: the old one holds.
@@ -161,7 +161,7 @@ func (b *Buffer) newHead() error {
 	if n := len(b.segs); n > 0 {
 		num = b.segs[n-1].num + 1
 	}
-	f, err := os.OpenFile(segmentPath(b.cfg.Dir, num), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(segmentPath(b.cfg.Dir, num), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("creating segment: %w", err)
 	}

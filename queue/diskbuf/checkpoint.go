@@ -82,7 +82,7 @@ func readCheckpoint(dir string) (position, error) {
 // With sync, the file and the directory are fsynced too.
 func writeCheckpoint(dir string, p position, sync bool) error {
 	tmp := filepath.Join(dir, checkpointTmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("creating checkpoint: %w", err)
 	}
