@@ -26,7 +26,7 @@
 // sends nothing until the old one has sent all it holds, so every series
 // stays in order.
 //
-// With disk_buffer (buffer.go), each shard is an on-disk FIFO (package
+// With disk_buffer (disklanes.go), each shard is an on-disk FIFO (package
 // diskbuf) instead of a memory ring: Append writes each shard's samples as
 // records of at most max_samples_per_send (record.go: a Remote-Write 1.0
 // request, protocol-neutral, decoded again at send time) and returns

@@ -1,0 +1,212 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+)
+
+// outcome is how the delivery of a batch ended.
+type outcome int
+
+const (
+	// delivered: accepted, or dropped and counted; the batch is done with.
+	delivered outcome = iota
+	// kept: retries ended with a disk buffer; the batch stays to be sent
+	// again.
+	kept
+	// stopped: the send context was cancelled (Stop's deadline). In memory
+	// the batch was counted as dropped; with a disk buffer it stays there.
+	stopped
+)
+
+// delivery says how deliver treats a batch.
+type delivery struct {
+	// keep is set with a disk buffer: a batch whose retries ended, or that
+	// the stop deadline cut off, is kept rather than dropped.
+	keep bool
+	// resent marks a batch that may have been delivered before a restart:
+	// success counts it in samples_resent_total, and 400 or 409 as
+	// dropped with reason resent, apart from bad data.
+	resent bool
+}
+
+// sendBatch drops the samples of batch past sample_age_limit (too_old),
+// encodes the rest with the lane's encoder into a body of the lane's free
+// list (body.go), sends it, and accounts for every sample of it once. It
+// returns what is left of batch once the old samples are dropped: what a
+// disk lane tries again after an outcome other than delivered, so that no
+// sample is counted as too_old twice. batch itself is never written to.
+//
+// stored, when not nil, is batch already encoded as a compressed 1.0
+// request (a disk buffer record holds one, never written again): it is sent
+// as it is while the endpoint speaks 1.0 and no sample was dropped, instead
+// of being encoded again.
+func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, d delivery, stored []byte) (outcome, []encode.Sample) {
+	start := time.Now()
+	if fresh := e.dropTooOld(batch, start); len(fresh) < len(batch) {
+		batch, stored = fresh, nil
+		if len(batch) == 0 {
+			return delivered, batch
+		}
+	}
+	enc := e.encoder(l)
+	var o outcome
+	if stored != nil && enc.Version() == encode.VersionV1 {
+		o = e.deliver(l, batch, fixedBody(stored), enc, d)
+	} else {
+		o = e.encodeAndDeliver(l, batch, enc, d)
+	}
+	took := time.Since(start)
+	e.load.sendNanos.Add(int64(took))
+	e.metrics.sendDuration.Observe(took.Seconds())
+	return o, batch
+}
+
+// encoder returns the lane's encoder for the endpoint's protocol now.
+func (e *Endpoint) encoder(s *lane) encode.RequestEncoder {
+	if !e.v2.Load() {
+		return &s.v1
+	}
+	if s.v2 == nil {
+		s.v2 = &encode.V2Encoder{Metadata: e.metadataLookup}
+	}
+	return s.v2
+}
+
+// encodeAndDeliver encodes batch with enc into a body of its own from l's
+// free list and delivers it. The body goes back to the list once the
+// answer is in and the transport has closed every reader of it, so that
+// no request is ever encoded into a body still being sent (body.go).
+func (e *Endpoint) encodeAndDeliver(l *lane, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
+	body := l.bodies.get()
+	body.buf = enc.Encode(body.buf, batch)
+	defer body.release()
+	return e.deliver(l, batch, body, enc, d)
+}
+
+// fallBack switches the endpoint to Remote-Write 1.0 for good, once: it was
+// sent 2.0 and answered like a receiver that speaks only 1.0
+// (remote_write_spec_2_0.md: 415, or a 2xx without the Samples-Written
+// header, after which nothing may have been stored).
+func (e *Endpoint) fallBack(reason string) {
+	if !e.v2.CompareAndSwap(true, false) {
+		return // another shard fell back first
+	}
+	e.metrics.fallbacks[reason].Inc()
+	e.metrics.protocol.Set(protocolVersion(false))
+	e.log.Warn("endpoint speaks only Remote-Write 1.0: falling back to 1.0 for the rest of this run",
+		"reason", reason, "protobuf_message", e.cfg.ProtobufMessage)
+}
+
+// protocolVersion is the value of the protocol_version gauge.
+func protocolVersion(v2 bool) float64 {
+	if v2 {
+		return 2
+	}
+	return 1
+}
+
+// deliver sends batch, encoded as body. A batch of more than one sample
+// answered 413 is split in half and each half delivered in turn, first half
+// first, so that every series keeps its order; no other pusher splits
+// (../shared/REFERENCE.md, "How the peers send"). A single sample still
+// answered 413 is dropped as too_large.
+//
+// A 2.0 request answered 415, or 2xx without the Samples-Written header, is
+// sent again as 1.0 after the endpoint falls back; a 2.0 receiver that wrote
+// fewer samples than it was sent is counted (samples_not_written_total).
+//
+// With d.keep, a batch whose retries ended is not dropped but kept, and
+// one cut off at the stop deadline is not counted: both stay in the disk
+// buffer. A 413 split stops at the first half that is not delivered, so
+// that the second half is never sent before it.
+func (e *Endpoint) deliver(l *lane, batch []encode.Sample, body *reqBody, enc encode.RequestEncoder, d delivery) outcome {
+	n := len(batch)
+	notAfter := e.ageDeadline(batch)
+	w, err := e.sender.sendBody(e.sendCtx, body, n, enc.ContentType(), enc.Version(), notAfter)
+	var herr *HTTPError
+	isHTTP := errors.As(err, &herr)
+	if enc.Version() == encode.VersionV2 {
+		fallback := ""
+		switch {
+		case err == nil && !w.reported:
+			fallback = FallbackNoWrittenHeader
+		case isHTTP && herr.Status == http.StatusUnsupportedMediaType:
+			fallback = FallbackUnsupported
+		}
+		if fallback != "" {
+			e.fallBack(fallback)
+			return e.encodeAndDeliver(l, batch, &l.v1, d)
+		}
+		if err == nil && w.samples < n && !w.accepted {
+			e.metrics.notWritten.Add(float64(n - w.samples))
+			e.drops.log(e.log, "not_written", n-w.samples, fmt.Errorf("endpoint wrote %d of %d samples", w.samples, n))
+		}
+	}
+	if n > 1 && isHTTP && herr.Status == http.StatusRequestEntityTooLarge {
+		e.log.Debug("splitting batch answered 413", "samples", n)
+		mid := n / 2
+		for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
+			// Each half has a body of its own: the transport may still be
+			// reading this one.
+			if o := e.encodeAndDeliver(l, half, enc, d); o != delivered {
+				return o
+			}
+		}
+		return delivered
+	}
+	if err == nil {
+		e.metrics.sent.Add(float64(n))
+		e.metrics.bytes.Add(float64(len(body.buf)))
+		e.sent.Add(int64(n))
+		e.load.settled(batch, true)
+		if d.resent {
+			e.metrics.buf.resent.Add(float64(n))
+		}
+		return delivered
+	}
+	reason := ReasonClientError
+	var rerr *retriesEndedError
+	switch {
+	case errors.As(err, &rerr) && !notAfter.IsZero() && !time.Now().Before(notAfter):
+		// The retries ended because the oldest sample passed
+		// sample_age_limit. A disk lane tries the batch again after a
+		// pause, dropping what is too old then; a memory lane at once.
+		if d.keep {
+			return kept
+		}
+		rest := e.dropTooOld(batch, time.Now())
+		if len(rest) == 0 {
+			return delivered
+		}
+		return e.encodeAndDeliver(l, rest, enc, d)
+	case errors.As(err, &rerr):
+		reason = ReasonRetriesDone
+	case isHTTP:
+		reason = herr.Reason()
+	case e.sendCtx.Err() != nil:
+		reason = ReasonShutdown
+	}
+	switch {
+	case d.keep && reason == ReasonShutdown:
+		return stopped
+	case d.keep && reason == ReasonRetriesDone:
+		e.keeps.log(e.log, reason, n, err)
+		return kept
+	case reason == ReasonShutdown:
+		e.dropAtShutdown(n)
+		return stopped
+	case d.resent && (reason == ReasonBadRequest || reason == ReasonConflict):
+		// Most likely stored before the restart: Prometheus refuses a
+		// resent batch once it holds newer samples, Thanos always.
+		reason = ReasonResent
+	}
+	e.metrics.dropped[reason].Add(float64(n))
+	e.load.settled(batch, false)
+	e.drops.log(e.log, reason, n, err)
+	return delivered
+}
