@@ -1,0 +1,376 @@
+package framelog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+)
+
+// decoder is the reader's state: every object of the last frame decoded,
+// from which the next delta regenerates a whole frame. Sets it builds are
+// never modified afterwards, so frames handed out stay valid while the
+// state moves on.
+type decoder struct {
+	// objs are the objects of the last frame, in a stable order (not the
+	// writer's: a frame's object order carries no meaning).
+	objs []encode.Object
+	// pos maps a key to its index in objs.
+	pos map[uint64]int
+	// valid is false until a keyframe was decoded, and after an error:
+	// a delta cannot be applied to an unknown state.
+	valid bool
+	// touched are the old sets of this delta's removed and changed
+	// objects, which staleness markers refer to; reused.
+	touched []*encode.SeriesSet
+}
+
+func newDecoder() *decoder { return &decoder{pos: make(map[uint64]int)} }
+
+// reset forgets the state: the next record must be a keyframe.
+func (d *decoder) reset() {
+	clear(d.objs)
+	d.objs = d.objs[:0]
+	clear(d.pos)
+	d.valid = false
+}
+
+// apply decodes a record's body onto the state and, if f is not nil, fills
+// f with the frame it regenerates (f's slices are reused). body must not
+// be modified afterwards: stale labels and sets alias it. On error the
+// state is reset.
+func (d *decoder) apply(h header, body []byte, f *encode.Frame) error {
+	var err error
+	if h.kind == kindKey {
+		err = d.applyKey(body, f)
+	} else if !d.valid {
+		err = fmt.Errorf("%w: delta without a keyframe", errBadBody)
+	} else {
+		err = d.applyDelta(body, f)
+	}
+	if err == nil && f != nil {
+		f.Timestamp = h.ts
+		f.Objects = append(f.Objects[:0], d.objs...)
+		if n := f.Samples(); n != h.samples {
+			err = fmt.Errorf("%w: %d samples, header says %d", errBadBody, n, h.samples)
+		}
+	}
+	if err != nil {
+		d.reset()
+		if f != nil {
+			f.Reset()
+		}
+		return err
+	}
+	d.valid = true
+	return nil
+}
+
+func (d *decoder) applyKey(body []byte, f *encode.Frame) error {
+	d.reset()
+	r := reader{b: body}
+	n := r.count()
+	sets := make([]encode.SeriesSet, n)
+	for i := range n {
+		key := r.u64()
+		if r.err != nil {
+			return r.err
+		}
+		if _, dup := d.pos[key]; dup {
+			return fmt.Errorf("%w: key %#x twice", errBadBody, key)
+		}
+		r.set(&sets[i])
+		d.pos[key] = len(d.objs)
+		d.objs = append(d.objs, encode.Object{Key: key, Set: &sets[i]})
+	}
+	d.touched = d.touched[:0]
+	return d.stale(&r, f)
+}
+
+func (d *decoder) applyDelta(body []byte, f *encode.Frame) error {
+	r := reader{b: body}
+	clear(d.touched)
+	d.touched = d.touched[:0]
+	n := r.count()
+	for range n {
+		key := r.u64()
+		if r.err != nil {
+			return r.err
+		}
+		i, ok := d.pos[key]
+		if !ok {
+			return fmt.Errorf("%w: removed key %#x is not there", errBadBody, key)
+		}
+		d.touched = append(d.touched, d.objs[i].Set)
+		last := len(d.objs) - 1
+		d.objs[i] = d.objs[last]
+		d.pos[d.objs[i].Key] = i
+		d.objs[last] = encode.Object{}
+		d.objs = d.objs[:last]
+		delete(d.pos, key)
+	}
+	n = r.count()
+	for range n {
+		key := r.u64()
+		op := r.byte()
+		if r.err != nil {
+			return r.err
+		}
+		i, ok := d.pos[key]
+		var old *encode.SeriesSet
+		if ok {
+			old = d.objs[i].Set
+		}
+		set := new(encode.SeriesSet)
+		switch {
+		case op == opSet:
+			r.set(set)
+		case op == opValues && old != nil:
+			r.values(set, old)
+		case op == opDiff && old != nil:
+			r.diff(set, old)
+		default:
+			return fmt.Errorf("%w: change %d to key %#x (present: %t)", errBadBody, op, key, ok)
+		}
+		if r.err != nil {
+			return r.err
+		}
+		d.touched = append(d.touched, old)
+		if ok {
+			d.objs[i].Set = set
+		} else {
+			d.pos[key] = len(d.objs)
+			d.objs = append(d.objs, encode.Object{Key: key, Set: set})
+		}
+	}
+	return d.stale(&r, f)
+}
+
+// stale decodes the staleness markers into f (if not nil) and checks that
+// the body ends there.
+func (d *decoder) stale(r *reader, f *encode.Frame) error {
+	n := r.count()
+	if f != nil {
+		clear(f.Stale)
+		f.Stale = f.Stale[:0]
+	}
+	for range n {
+		var s encode.Stale
+		switch t := r.uvarint(); {
+		case r.err != nil:
+		case t == 0:
+			s.Hash = r.u64()
+			s.Labels = r.bytes(r.count())
+		case t-1 < uint64(len(d.touched)) && d.touched[t-1] != nil:
+			old := d.touched[t-1]
+			if i := r.uvarint(); i < uint64(len(old.Refs)) {
+				s = encode.Stale{Hash: old.Refs[i].Hash, Labels: old.Labels(int(i))}
+			} else {
+				r.fail("stale series index out of range")
+			}
+		default:
+			r.fail("stale reference out of range")
+		}
+		if r.err != nil {
+			return r.err
+		}
+		if f != nil {
+			f.Stale = append(f.Stale, s)
+		}
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes")
+	}
+	return r.err
+}
+
+// reader parses a record body; the first error sticks and every later
+// read returns zero values.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", errBadBody, what)
+	}
+	r.b = nil
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items that each take at least one byte, so that
+// it cannot exceed what is left.
+func (r *reader) count() int {
+	v := r.uvarint()
+	if v > uint64(len(r.b)) {
+		r.fail("count past the end")
+		return 0
+	}
+	return int(v)
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) < 1 {
+		r.fail("short")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) u64() uint64 {
+	if len(r.b) < 8 {
+		r.fail("short")
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+// bytes returns the next n bytes, aliasing the body, capacity clipped.
+func (r *reader) bytes(n int) []byte {
+	if n > len(r.b) {
+		r.fail("short")
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) value() float64 {
+	u := r.uvarint()
+	switch {
+	case r.err != nil:
+		return 0
+	case u&1 == 0:
+		return float64(unzigzag(u >> 1))
+	case u == 1:
+		return math.Float64frombits(r.u64())
+	}
+	r.fail("bad value tag")
+	return 0
+}
+
+// set reads a whole set (see appendSet) into s, its Buf aliasing the body.
+func (r *reader) set(s *encode.SeriesSet) {
+	n := r.count()
+	flags := r.byte()
+	if flags&^setOffsets != 0 {
+		r.fail("unknown set flags")
+	}
+	buf := r.bytes(r.count())
+	if r.err != nil {
+		return
+	}
+	refs := make([]encode.Ref, n)
+	var off uint64
+	for i := range refs {
+		lt := r.uvarint()
+		l := lt >> 1
+		if flags&setOffsets != 0 {
+			off = r.uvarint()
+		}
+		if r.err != nil {
+			return
+		}
+		if off > uint64(len(buf)) || l > uint64(len(buf))-off {
+			r.fail("series labels out of range")
+			return
+		}
+		ref := &refs[i]
+		ref.Off, ref.Len = uint32(off), uint32(l)
+		if lt&1 != 0 {
+			ref.Hash = r.u64()
+		} else if h, ok := derivedHash(buf[off : off+l]); ok {
+			ref.Hash = h
+		} else {
+			r.fail("labels do not parse")
+			return
+		}
+		ref.Value = r.value()
+		off += l
+	}
+	if flags&setOffsets == 0 && off != uint64(len(buf)) {
+		r.fail("labels do not fill the buffer")
+	}
+	s.Buf, s.Refs = buf, refs
+}
+
+// values reads opValues: old's series with some values changed.
+func (r *reader) values(s *encode.SeriesSet, old *encode.SeriesSet) {
+	refs := append([]encode.Ref(nil), old.Refs...)
+	n := r.count()
+	i := -1
+	for range n {
+		gap := r.uvarint()
+		if r.err != nil {
+			return
+		}
+		if gap >= uint64(len(refs)-i-1) {
+			r.fail("value index out of range")
+			return
+		}
+		i += int(gap) + 1
+		refs[i].Value = r.value()
+	}
+	s.Buf, s.Refs = old.Buf, refs
+}
+
+// diff reads opDiff (see encoder.appendDiff) against old.
+func (r *reader) diff(s *encode.SeriesSet, old *encode.SeriesSet) {
+	n := r.count()
+	if r.err != nil {
+		return
+	}
+	refs := make([]encode.Ref, n)
+	var buf []byte
+	for i := range refs {
+		t := r.uvarint()
+		var ls []byte
+		var hash uint64
+		switch {
+		case r.err != nil:
+			return
+		case t >= 2:
+			if t-2 >= uint64(len(old.Refs)) {
+				r.fail("diff index out of range")
+				return
+			}
+			ls, hash = old.Labels(int(t-2)), old.Refs[t-2].Hash
+		case t == 1:
+			ls = r.bytes(r.count())
+			hash = r.u64()
+		default:
+			ls = r.bytes(r.count())
+			h, ok := derivedHash(ls)
+			if r.err == nil && !ok {
+				r.fail("labels do not parse")
+			}
+			hash = h
+		}
+		if r.err != nil {
+			return
+		}
+		if uint64(len(buf))+uint64(len(ls)) > math.MaxUint32 {
+			r.fail("set too large")
+			return
+		}
+		refs[i] = encode.Ref{Off: uint32(len(buf)), Len: uint32(len(ls)), Hash: hash, Value: r.value()}
+		buf = append(buf, ls...)
+	}
+	s.Buf, s.Refs = buf[:len(buf):len(buf)], refs
+}

@@ -1,0 +1,60 @@
+// Package framelog is a state-aware outage log: it stores snapshot frames
+// (encode.Frame) while a receiver is down, each as its difference from the
+// frame before it, and regenerates every frame in full when read, as the
+// live path would have sent it.
+//
+// State series rarely change between snapshots: at 10k pods a frame of
+// 615k samples costs 14-17 MB as Remote-Write requests, but the next one
+// differs in a few hundred objects. The writer keeps the sets of the last
+// frame it wrote (sets are immutable, so an unchanged object is found by
+// comparing pointers) and stores per frame only
+//
+//   - the keys of removed objects,
+//   - per changed object: its changed values (opValues, when its labels
+//     are byte for byte the same), or its series as copies of the old
+//     set's plus new labels (opDiff), or its whole set (opSet),
+//   - the staleness markers, each as a reference to a series of a removed
+//     or changed object, or in full.
+//
+// A directory holds segments and a checkpoint:
+//
+//	00000001.seg  00000002.seg  ...  0000000n.seg   checkpoint
+//	[key][delta]...[delta]  [key][delta]...         (acked, handed out)
+//
+// Each segment starts with a keyframe (every object in full) followed by
+// deltas, so a segment can be read on its own and segments are the unit of
+// deletion: what the size cap leaves is always decodable. A new segment
+// starts at every Open (the last frame written is unknown), after a failed
+// write, and once the deltas since the keyframe add up to delta_ratio
+// (default 1) times its size, which keeps the log within about twice the
+// bytes of its deltas.
+//
+// Records are framed as in diskbuf: [length uvarint][CRC-32C big
+// endian][record]. A record is
+//
+//	[version 1][kind: 1 keyframe, 2 delta][timestamp varint][samples uvarint][snappy block of the body]
+//
+// so that a deletion counts its frames and samples from the headers. In a
+// body, keys are 8 bytes little endian; a value is a uvarint, even for an
+// integer below 2^52 (zigzag, shifted left by one), or 1 followed by the
+// 8 bytes of its bits. A series' hash is stored only when it is not the
+// xxhash encode.LabelsBuilder computes from its labels (see derivedHash).
+//
+// Reading is Next, then Ack: Next hands out frames in order, several ahead
+// if asked; Ack acknowledges the oldest. The checkpoint (temp file +
+// rename) holds the position after the last acknowledged frame and after
+// the last handed out; a reopened log decodes its segment from the
+// keyframe up to the first, without handing those frames out, and flags
+// the frames up to the second Info.Resent.
+//
+// Bad data (a CRC mismatch, a torn tail, a body that does not decode or
+// that would put series out of range) is skipped and counted, never
+// trusted: the rest of its segment goes with it, since its deltas apply
+// to a state now unknown, and reading goes on at the next keyframe.
+//
+// Files are created 0600, the directory 0700. A failed write or rotation
+// (a full disk) fails that Append only; the next one starts a new segment.
+//
+// All methods are safe for concurrent use; one appender and one reader at
+// a time is the intended use.
+package framelog

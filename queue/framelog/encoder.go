@@ -1,0 +1,331 @@
+package framelog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/golang/snappy"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+)
+
+// errDuplicateKey is returned by Append for a frame that holds one key
+// twice.
+var errDuplicateKey = errors.New("framelog: duplicate object key in frame")
+
+// written is the writer's memory of one object of the last frame written.
+type written struct {
+	// set is the object's set in that frame.
+	set *encode.SeriesSet
+	// gen is the encoder's gen of the last frame that held the object.
+	gen uint32
+}
+
+// change is an object whose set differs from the last frame's.
+type change struct {
+	key      uint64
+	old, new *encode.SeriesSet
+}
+
+// removal is an object of the last frame that the new frame lacks.
+type removal struct {
+	key uint64
+	old *encode.SeriesSet
+}
+
+// encoder turns frames into records, each a keyframe or a delta against
+// the frame encoded before it. Its scratch space is reused, so that a
+// steady state delta allocates nothing per series: an unchanged object
+// costs a map lookup and a pointer comparison.
+type encoder struct {
+	// last is every object of the last frame encoded, by key.
+	last map[uint64]written
+	// gen numbers the frames encoded, to find the objects a frame lacks.
+	gen uint32
+	// body, rec are the uncompressed body and the record, reused.
+	body, rec []byte
+	// changed and removed are the delta's objects, reused.
+	changed []change
+	removed []removal
+	// oldIdx maps an old set's label hashes to series indexes while an
+	// object is diffed; reused.
+	oldIdx map[uint64]int
+	// staleIdx maps the label hashes of the touched objects' old series
+	// to touched<<32|index, so that a staleness marker for one of them is
+	// stored as a reference; reused.
+	staleIdx map[uint64]uint64
+	// touched are the old sets staleIdx points into: removed, then changed.
+	touched []*encode.SeriesSet
+}
+
+func newEncoder() *encoder {
+	return &encoder{
+		last:     make(map[uint64]written),
+		oldIdx:   make(map[uint64]int),
+		staleIdx: make(map[uint64]uint64),
+	}
+}
+
+// keyframe encodes f in full and makes it the frame the next delta is
+// taken against. The record is valid until the next call.
+func (e *encoder) keyframe(f *encode.Frame) ([]byte, error) {
+	clear(e.last)
+	e.gen++
+	b := binary.AppendUvarint(e.body[:0], uint64(len(f.Objects)))
+	for _, o := range f.Objects {
+		if _, dup := e.last[o.Key]; dup {
+			return nil, errDuplicateKey
+		}
+		e.last[o.Key] = written{set: o.Set, gen: e.gen}
+		b = binary.LittleEndian.AppendUint64(b, o.Key)
+		b = appendSet(b, o.Set)
+	}
+	b = binary.AppendUvarint(b, uint64(len(f.Stale)))
+	for _, s := range f.Stale {
+		b = appendLiteralStale(b, s)
+	}
+	e.body = b
+	return e.seal(kindKey, f), nil
+}
+
+// delta encodes f against the frame encoded before it, which becomes f.
+// The record is valid until the next call. After an error the encoder's
+// memory is unusable: the next record must be a keyframe.
+func (e *encoder) delta(f *encode.Frame) ([]byte, error) {
+	e.gen++
+	e.changed, e.removed = e.changed[:0], e.removed[:0]
+	for _, o := range f.Objects {
+		w, ok := e.last[o.Key]
+		switch {
+		case ok && w.gen == e.gen:
+			return nil, errDuplicateKey
+		case ok && w.set == o.Set:
+			w.gen = e.gen
+			e.last[o.Key] = w
+			continue
+		}
+		e.changed = append(e.changed, change{key: o.Key, old: w.set, new: o.Set})
+		e.last[o.Key] = written{set: o.Set, gen: e.gen}
+	}
+	for k, w := range e.last {
+		if w.gen != e.gen {
+			e.removed = append(e.removed, removal{key: k, old: w.set})
+			delete(e.last, k)
+		}
+	}
+
+	// The old sets a staleness marker may point into.
+	clear(e.staleIdx)
+	clear(e.touched)
+	e.touched = e.touched[:0]
+	b := binary.AppendUvarint(e.body[:0], uint64(len(e.removed)))
+	for _, r := range e.removed {
+		b = binary.LittleEndian.AppendUint64(b, r.key)
+		e.touch(r.old)
+	}
+	b = binary.AppendUvarint(b, uint64(len(e.changed)))
+	for _, c := range e.changed {
+		b = binary.LittleEndian.AppendUint64(b, c.key)
+		switch {
+		case c.old == nil:
+			b = append(b, opSet)
+			b = appendSet(b, c.new)
+			e.touch(nil) // keeps touched in step with the reader's
+		case sameSeries(c.old, c.new):
+			b = append(b, opValues)
+			b = appendValueChanges(b, c.old, c.new)
+			e.touch(c.old)
+		default:
+			b = e.appendDiff(b, c.old, c.new)
+			e.touch(c.old)
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(f.Stale)))
+	for _, s := range f.Stale {
+		if v, ok := e.staleIdx[s.Hash]; ok {
+			t, i := int(v>>32), int(uint32(v))
+			if old := e.touched[t]; bytes.Equal(old.Labels(i), s.Labels) {
+				b = binary.AppendUvarint(b, uint64(t)+1)
+				b = binary.AppendUvarint(b, uint64(i))
+				continue
+			}
+		}
+		b = appendLiteralStale(b, s)
+	}
+	e.body = b
+	return e.seal(kindDelta, f), nil
+}
+
+// touch adds an old set (nil for a new object) to the sets that
+// staleness markers may refer to.
+func (e *encoder) touch(old *encode.SeriesSet) {
+	t := len(e.touched)
+	e.touched = append(e.touched, old)
+	if old == nil {
+		return
+	}
+	for i, r := range old.Refs {
+		e.staleIdx[r.Hash] = uint64(t)<<32 | uint64(i)
+	}
+}
+
+// seal compresses the body behind the record header.
+func (e *encoder) seal(kind byte, f *encode.Frame) []byte {
+	r := appendHeader(e.rec[:0], header{kind: kind, ts: f.Timestamp, samples: f.Samples()})
+	n := len(r)
+	need := n + snappy.MaxEncodedLen(len(e.body))
+	if cap(r) < need {
+		r = append(make([]byte, 0, need), r...)
+	}
+	c := snappy.Encode(r[n:need], e.body)
+	e.rec = r[:n+len(c)]
+	return e.rec
+}
+
+// sameSeries reports whether two sets hold the same series in the same
+// order: only their values may differ.
+func sameSeries(a, b *encode.SeriesSet) bool {
+	if len(a.Refs) != len(b.Refs) || !bytes.Equal(a.Buf, b.Buf) {
+		return false
+	}
+	for i := range a.Refs {
+		x, y := &a.Refs[i], &b.Refs[i]
+		if x.Off != y.Off || x.Len != y.Len || x.Hash != y.Hash {
+			return false
+		}
+	}
+	return true
+}
+
+// appendValueChanges appends the values of new that differ from old's
+// (bit for bit), as index gaps and values.
+func appendValueChanges(b []byte, old, new *encode.SeriesSet) []byte {
+	n := 0
+	for i := range new.Refs {
+		if math.Float64bits(new.Refs[i].Value) != math.Float64bits(old.Refs[i].Value) {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	prev := -1
+	for i := range new.Refs {
+		if v := new.Refs[i].Value; math.Float64bits(v) != math.Float64bits(old.Refs[i].Value) {
+			b = binary.AppendUvarint(b, uint64(i-prev-1))
+			b = appendValue(b, v)
+			prev = i
+		}
+	}
+	return b
+}
+
+// Flags of a full set.
+const (
+	// setOffsets: each series stores its offset (the labels are not back
+	// to back in render order).
+	setOffsets = 1
+)
+
+// appendSet appends a whole set: series count, flags, Buf, and per series
+// its length (shifted left, low bit set when the hash follows because
+// derivedHash does not give it), its offset if setOffsets, and its value.
+func appendSet(b []byte, s *encode.SeriesSet) []byte {
+	flags := byte(0)
+	var off uint32
+	for _, r := range s.Refs {
+		if r.Off != off {
+			flags |= setOffsets
+			break
+		}
+		off += r.Len
+	}
+	if off != uint32(len(s.Buf)) {
+		flags |= setOffsets
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.Refs)))
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(len(s.Buf)))
+	b = append(b, s.Buf...)
+	for i, r := range s.Refs {
+		h, ok := derivedHash(s.Labels(i))
+		explicit := !ok || h != r.Hash
+		b = binary.AppendUvarint(b, uint64(r.Len)<<1|b2u(explicit))
+		if flags&setOffsets != 0 {
+			b = binary.AppendUvarint(b, uint64(r.Off))
+		}
+		if explicit {
+			b = binary.LittleEndian.AppendUint64(b, r.Hash)
+		}
+		b = appendValue(b, r.Value)
+	}
+	return b
+}
+
+// appendDiff appends new as opDiff against old, or as opSet when they
+// share no series. Each series is a uvarint: 0 new labels whose hash is
+// derived, 1 new labels and their hash, k >= 2 old series k-2; then new
+// labels as length and bytes (and hash), then the value.
+func (e *encoder) appendDiff(b []byte, old, new *encode.SeriesSet) []byte {
+	clear(e.oldIdx)
+	for i, r := range old.Refs {
+		e.oldIdx[r.Hash] = i
+	}
+	shared := false
+	for i, r := range new.Refs {
+		if j, ok := e.oldIdx[r.Hash]; ok && bytes.Equal(old.Labels(j), new.Labels(i)) {
+			shared = true
+			break
+		}
+	}
+	if !shared {
+		b = append(b, opSet)
+		return appendSet(b, new)
+	}
+	b = append(b, opDiff)
+	b = binary.AppendUvarint(b, uint64(len(new.Refs)))
+	for i, r := range new.Refs {
+		ls := new.Labels(i)
+		if j, ok := e.oldIdx[r.Hash]; ok && bytes.Equal(old.Labels(j), ls) {
+			b = binary.AppendUvarint(b, uint64(j)+2)
+		} else {
+			h, ok := derivedHash(ls)
+			explicit := !ok || h != r.Hash
+			b = binary.AppendUvarint(b, b2u(explicit))
+			b = binary.AppendUvarint(b, uint64(len(ls)))
+			b = append(b, ls...)
+			if explicit {
+				b = binary.LittleEndian.AppendUint64(b, r.Hash)
+			}
+		}
+		b = appendValue(b, r.Value)
+	}
+	return b
+}
+
+// appendLiteralStale appends a staleness marker in full: 0, hash, length,
+// labels.
+func appendLiteralStale(b []byte, s encode.Stale) []byte {
+	b = append(b, 0)
+	b = binary.LittleEndian.AppendUint64(b, s.Hash)
+	b = binary.AppendUvarint(b, uint64(len(s.Labels)))
+	return append(b, s.Labels...)
+}
+
+func b2u(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// checkFrame rejects a frame the log cannot store.
+func checkFrame(f *encode.Frame) error {
+	for _, o := range f.Objects {
+		if o.Set == nil {
+			return fmt.Errorf("framelog: object %#x has no series set", o.Key)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package framelog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
+)
+
+// maxFree is how many acknowledged frames are kept for reuse.
+const maxFree = 4
+
+// Next returns the next frame not yet handed out, regenerated in full:
+// every object's series with their values, and the staleness markers. It
+// may be called several times before Ack (read-ahead); each frame stays
+// valid until it is acknowledged, after which its slices are reused.
+// Objects come in an order of the log's own, not the writer's. Next
+// returns ErrEmpty when every frame was handed out. Bad data on the way is
+// skipped and counted in Stats (the rest of its segment with it); Next
+// returns other errors only for I/O failures.
+//
+// Next saves in the checkpoint how far it handed out (fsynced with sync
+// "always"), so that after a restart exactly the frames in flight are
+// flagged Resent; that save is best effort.
+func (l *Log) Next() (*encode.Frame, Info, error) {
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	for {
+		size, err := l.locate()
+		if err != nil {
+			return nil, Info{}, err
+		}
+		if l.rf == nil || l.rfNum != l.rd.seg {
+			if l.rf != nil {
+				l.rf.Close()
+				l.rf = nil
+			}
+			f, err := l.fs.OpenFile(l.path(l.rd.seg), os.O_RDONLY, 0)
+			if err != nil {
+				return nil, Info{}, fmt.Errorf("opening segment: %w", err)
+			}
+			l.rf, l.rfNum = f, l.rd.seg
+		}
+		rec, next, err := readFrame(l.rf, l.rd.off, size)
+		var h header
+		var body []byte
+		if err == nil {
+			h, body, err = splitRecord(rec)
+		}
+		replaying := l.rd.seg == l.replay.seg && next <= l.replay.off
+		var fr *encode.Frame
+		if err == nil {
+			if !replaying {
+				fr = l.frame()
+			}
+			err = l.dec.apply(h, body, fr)
+		}
+		if err != nil {
+			if !isCorrupt(err) {
+				return nil, Info{}, err
+			}
+			if fr != nil {
+				l.recycle(fr)
+			}
+			l.skipSegment(size, err)
+			continue
+		}
+		l.rd.off = next
+		if replaying {
+			continue
+		}
+		end := l.rd
+		l.inflight = append(l.inflight, handed{end: end, frame: fr})
+		l.handedEnd = end
+		l.mu.Lock()
+		l.rdPub = end
+		l.mu.Unlock()
+		_ = l.saveLocked(l.cfg.Sync == diskbuf.SyncAlways)
+		return fr, Info{
+			Samples:  h.samples,
+			Resent:   !l.resentUntil.before(end),
+			Keyframe: h.kind == kindKey,
+		}, nil
+	}
+}
+
+// locate moves the read position to the next readable record and returns
+// its segment's size, or ErrEmpty. l.rmu must be held.
+func (l *Log) locate() (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, ErrClosed
+	}
+	for {
+		i := l.indexLocked(l.rd.seg)
+		if i < 0 {
+			// Not created yet, deleted by the size cap, or read: go on
+			// with the oldest segment after it.
+			j := 0
+			for j < len(l.segs) && l.segs[j].num <= l.rd.seg {
+				j++
+			}
+			if j == len(l.segs) {
+				return 0, ErrEmpty
+			}
+			l.moveLocked(l.segs[j].num)
+			continue
+		}
+		s := l.segs[i]
+		if l.rd.off < s.size {
+			return s.size, nil
+		}
+		if i == len(l.segs)-1 {
+			return 0, ErrEmpty // the head: more may come
+		}
+		l.moveLocked(l.segs[i+1].num)
+		if len(l.inflight) == 0 {
+			l.settleLocked()
+		}
+	}
+}
+
+// moveLocked starts reading segment num from its keyframe.
+func (l *Log) moveLocked(num uint64) {
+	l.rd = pos{seg: num}
+	l.dec.reset()
+	if l.rdPub.before(l.rd) {
+		l.rdPub = l.rd
+	}
+}
+
+// skipSegment counts bad data at the read position and skips the rest of
+// the segment: its deltas apply to a state now unknown.
+func (l *Log) skipSegment(size int64, reason error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	frames := 0
+	from := l.rd.off
+	if l.rd.seg == l.replay.seg {
+		from = max(from, l.replay.off) // acknowledged before Open: not lost
+	}
+	if i := l.indexLocked(l.rd.seg); i >= 0 {
+		for _, r := range l.segs[i].recs {
+			if r.end > from && r.end <= size {
+				frames++
+			}
+		}
+		if i == len(l.segs)-1 {
+			l.sealHead = true
+		}
+	}
+	l.corrupt(&CorruptError{File: segmentName(l.rd.seg), Offset: l.rd.off, Reason: reason.Error()}, max(frames, 1))
+	l.rd.off = size
+	l.dec.reset()
+	if p := (pos{seg: l.rd.seg, off: size}); l.rdPub.before(p) {
+		l.rdPub = p
+	}
+}
+
+// Ack acknowledges the oldest frame handed out and not yet acknowledged:
+// it was delivered. The read position saved in the checkpoint moves past
+// it, and segments read to the end are deleted. The frame's slices may be
+// reused from then on. Without such a frame Ack does nothing.
+func (l *Log) Ack() error {
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	if len(l.inflight) == 0 {
+		l.mu.Unlock()
+		return nil
+	}
+	h := l.inflight[0]
+	l.inflight[0] = handed{}
+	l.inflight = l.inflight[1:]
+	if len(l.inflight) == 0 {
+		l.inflight = l.inflight[:0:0]
+	}
+	l.acked = h.end
+	l.stats.Acked++
+	err := l.settleLocked()
+	l.mu.Unlock()
+	l.recycle(h.frame)
+	if serr := l.saveLocked(l.cfg.Sync == diskbuf.SyncAlways); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// settleLocked moves the acknowledged position past the ends of sealed
+// segments and deletes the segments before it. l.rmu and l.mu must be
+// held.
+func (l *Log) settleLocked() error {
+	for {
+		i := l.indexLocked(l.acked.seg)
+		if i < 0 {
+			// Deleted by the size cap: resume at the next one.
+			j := 0
+			for j < len(l.segs) && l.segs[j].num <= l.acked.seg {
+				j++
+			}
+			if j == len(l.segs) {
+				break
+			}
+			l.acked = pos{seg: l.segs[j].num}
+			continue
+		}
+		if l.acked.off < l.segs[i].size || i == len(l.segs)-1 || l.rd.seg == l.acked.seg {
+			break
+		}
+		l.acked = pos{seg: l.segs[i+1].num}
+	}
+	for len(l.segs) > 0 && l.segs[0].num < l.acked.seg {
+		s := l.segs[0]
+		if err := l.fs.Remove(l.path(s.num)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing read segment: %w", err)
+		}
+		l.segs = l.segs[1:]
+		l.size -= s.size
+	}
+	return nil
+}
+
+// frame returns a frame to fill: a recycled one, or a new one.
+func (l *Log) frame() *encode.Frame {
+	if n := len(l.free); n > 0 {
+		f := l.free[n-1]
+		l.free = l.free[:n-1]
+		return f
+	}
+	return new(encode.Frame)
+}
+
+// recycle keeps an acknowledged frame's slices for a later Next.
+func (l *Log) recycle(f *encode.Frame) {
+	if f == nil || len(l.free) >= maxFree {
+		return
+	}
+	f.Reset()
+	l.free = append(l.free, f)
+}
