@@ -72,13 +72,19 @@ type Agent struct {
 	// endpoints send the samples.
 	endpoints []*endpoint
 	// draining tracks endpoints a reload stopped that deliver their queue
-	// in the background; drainErrs, guarded by drainMu, are their losses.
+	// in the background; drainErrs, guarded by drainMu, are their losses,
+	// and forget, also guarded by drainMu, the names of those a reload
+	// removed, whose self-metrics the next snapshot deletes.
 	draining  sync.WaitGroup
 	drainMu   sync.Mutex
 	drainErrs []error
+	forget    []string
 	// snap takes the snapshots; ticker times them.
 	snap   *snapshotter
 	ticker *time.Ticker
+	// interval is snapshot_interval (a time.Duration), which the feeds
+	// read from their goroutines.
+	interval atomic.Int64
 	// reloads hands loaded configurations to Run's loop; loopDone is
 	// closed when the loop has ended.
 	reloads  chan reloadRequest
@@ -130,6 +136,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		a.groups = append(a.groups, newGroup(cfg, r, groupKey(cfg, r, shard, total), nil, a.metrics, a.log))
 	}
 	a.snap = &snapshotter{metrics: a.metrics}
+	a.interval.Store(int64(cfg.SnapshotInterval))
 	if cfg.PushSelfMetrics {
 		a.snap.self = newSelfPush(a.reg, externalLabels(cfg.ExternalLabels), a.log)
 	}
@@ -147,6 +154,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 			return nil, err
 		}
 		a.gate = &gate{}
+		a.snap.hold = func() bool { return !a.gate.open.Load() }
 	}
 	a.refresh()
 	if cfg.ListenAddress != "" {
@@ -188,7 +196,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	srv := a.serve()
 	for _, e := range a.endpoints {
-		e.q.Start()
+		e.start()
 	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -206,10 +214,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			running = false
 		case t := <-a.ticker.C:
-			n := a.snapshot(ctx, t)
+			n := a.snapshot(t)
 			a.log.Debug("snapshot queued", "samples", n, "took", time.Since(t))
 		case <-leaderPoll:
-			a.takeOver(ctx)
+			a.takeOver()
 		case req := <-a.reloads:
 			req.result <- a.apply(req.cfg)
 		}
@@ -230,17 +238,21 @@ func (a *Agent) Run(ctx context.Context) error {
 	stopCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	a.openGate()
-	n := a.snap.tick(stopCtx, time.Now())
+	n := a.snap.tick(time.Now())
 	stopElection(stopCtx)
 	a.log.Info("stopping: final snapshot queued, flushing", "samples", n, "deadline", a.cfg.ShutdownTimeout)
 
 	// Phase 2: flush within the deadline; then what is left is dropped.
 	var errs []error
-	for _, e := range a.endpoints {
-		if err := e.q.Stop(stopCtx); err != nil {
-			errs = append(errs, err)
-		}
+	// Every endpoint at once, each within the same deadline: one that
+	// cannot deliver does not eat into another's time.
+	stopErrs := make([]error, len(a.endpoints))
+	var wg sync.WaitGroup
+	for i, e := range a.endpoints {
+		wg.Go(func() { stopErrs[i] = e.stop(stopCtx) })
 	}
+	wg.Wait()
+	errs = append(errs, stopErrs...)
 	a.draining.Wait() // each within its own deadline
 	a.drainMu.Lock()
 	errs = append(errs, a.drainErrs...)
@@ -276,11 +288,11 @@ func (a *Agent) pollLeadership() <-chan time.Time {
 // rather than at the next tick, which may be a whole snapshot_interval
 // away: after a leader dies, the gap at the receiver is then about the
 // Lease's expiry, not that plus an interval. The ticker restarts from here.
-func (a *Agent) takeOver(ctx context.Context) {
+func (a *Agent) takeOver() {
 	if a.gate.open.Load() || !a.leader.leading() {
 		return
 	}
-	n := a.snapshot(ctx, time.Now())
+	n := a.snapshot(time.Now())
 	a.ticker.Reset(a.cfg.SnapshotInterval)
 	a.log.Info("leading: took a snapshot at once", "samples", n)
 }

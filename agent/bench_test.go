@@ -238,8 +238,8 @@ func benchSnapshotter(tb testing.TB, pods, nodes int, e appender) *snapshotter {
 			benchMap(tb, m, "pods", pods, func(i int) any { return benchPod(i) }),
 			benchMap(tb, m, "nodes", nodes, func(i int) any { return benchNode(i) }),
 		},
-		endpoints: []appender{e},
-		metrics:   m,
+		sinks:   syncSinks(e),
+		metrics: m,
 	}
 }
 
@@ -248,15 +248,14 @@ func benchSnapshotter(tb testing.TB, pods, nodes int, e appender) *snapshotter {
 func BenchmarkSnapshot10kPods(b *testing.B) {
 	enc := newEncodingAppender()
 	s := benchSnapshotter(b, 10_000, 1_000, enc)
-	ctx := context.Background()
 	ts := time.Unix(1_700_000_000, 0)
-	samples := s.tick(ctx, ts) // warm the reused buffers
+	samples := s.tick(ts) // warm the reused buffers
 	enc.send()
 	enc.bytes = 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		s.tick(ctx, ts)
+		s.tick(ts)
 		enc.send()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
@@ -267,13 +266,12 @@ func BenchmarkSnapshot10kPods(b *testing.B) {
 // BenchmarkSnapshotOnly is the snapshot tick alone, queued nowhere.
 func BenchmarkSnapshotOnly(b *testing.B) {
 	s := benchSnapshotter(b, 10_000, 1_000, discard{})
-	ctx := context.Background()
 	ts := time.Unix(1_700_000_000, 0)
-	samples := s.tick(ctx, ts)
+	samples := s.tick(ts)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		s.tick(ctx, ts)
+		s.tick(ts)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
 	b.ReportMetric(float64(samples), "samples/op")
@@ -358,14 +356,13 @@ func textBytes(tb testing.TB, sm *seriesMap) int {
 func TestSnapshotAllocsPerSeries(t *testing.T) {
 	enc := newEncodingAppender()
 	s := benchSnapshotter(t, 1_000, 100, enc)
-	ctx := context.Background()
 	ts := time.Unix(1_700_000_000, 0)
-	samples := s.tick(ctx, ts) // warm-up: the reused buffers grow here
+	samples := s.tick(ts) // warm-up: the reused buffers grow here
 	enc.send()
 	require.Greater(t, samples, 30_000, "enough series that a per-series allocation shows")
 
 	allocs := testing.AllocsPerRun(10, func() {
-		s.tick(ctx, ts)
+		s.tick(ts)
 		enc.send()
 	})
 	t.Logf("%.0f allocations per tick of %d samples", allocs, samples)

@@ -50,7 +50,7 @@ func TestExampleConfig(t *testing.T) {
 		MinBackoff:        30 * time.Millisecond,
 		MaxBackoff:        5 * time.Second,
 		RetryOnHTTP429:    true,
-		MaxRetryDuration:  5 * time.Minute,
+		MaxRetryDuration:  0, // retried until the queue must make room (issue 11)
 	}, rw.QueueConfig)
 	require.Equal(t, queue.DefaultQueueConfig, rw.QueueConfig, "the example shows the defaults")
 

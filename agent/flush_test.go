@@ -30,26 +30,22 @@ func (f *flushCounter) Flush() {
 	f.unflushed = 0
 }
 
-// Every tick ends with a flush on each endpoint, through the relabeler and
-// the leader gate (while open), after its last sample.
+// Every tick ends with a flush on each endpoint, through the relabeler,
+// after its last sample; a held snapshot (a follower's) reaches none.
 func TestSnapshotFlushesEndpoints(t *testing.T) {
-	plain, relabeled, gated, closed := &flushCounter{}, &flushCounter{}, &flushCounter{}, &flushCounter{}
+	plain, relabeled := &flushCounter{}, &flushCounter{}
 	s := benchSnapshotter(t, 10, 2, plain)
-	open, shut := &gate{}, &gate{}
-	open.open.Store(true)
-	s.endpoints = append(s.endpoints,
-		newRelabeler(relabeled, nil, slog.New(slog.DiscardHandler)))
-	s.endpoints = append(s.endpoints, open.wrap([]appender{gated})...)
-	s.endpoints = append(s.endpoints, shut.wrap([]appender{closed})...)
+	s.sinks = append(s.sinks, syncSinks(newRelabeler(relabeled, nil, slog.New(slog.DiscardHandler)))...)
 	for i := range 3 {
-		n := s.tick(t.Context(), time.UnixMilli(int64(1000*(i+1))))
+		n := s.tick(time.UnixMilli(int64(1000 * (i + 1))))
 		require.Positive(t, n)
 	}
-	for name, f := range map[string]*flushCounter{"plain": plain, "relabeled": relabeled, "gated": gated} {
+	for name, f := range map[string]*flushCounter{"plain": plain, "relabeled": relabeled} {
 		require.Equal(t, 3, f.flushes, name)
 		require.Positive(t, f.samples, name)
 		require.Zero(t, f.unflushed, "%s: samples after the last flush", name)
 	}
-	require.Zero(t, closed.flushes, "a closed gate passes nothing on")
-	require.Zero(t, closed.samples)
+	s.hold = func() bool { return true }
+	require.Zero(t, s.tick(time.UnixMilli(4000)), "a held snapshot sends nothing")
+	require.Equal(t, 3, plain.flushes, "a held snapshot passes nothing on")
 }

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
-	"github.com/kube-state-push/kube-state-push/queue"
 )
 
 // LeaderElectionConfig is the `leader_election` block: with it enabled,
@@ -212,43 +211,13 @@ func (l *leader) run(ctx context.Context) {
 	}
 }
 
-// gate passes Appends to an endpoint only while open: only the leader's
-// snapshots are queued. The agent opens or closes it between ticks, so a
-// snapshot is queued whole or not at all.
+// gate lets only the leader's snapshots reach the endpoints. The agent opens
+// or closes it between ticks (openGate), so a snapshot is sent whole or not
+// at all; while it is closed the snapshotter holds its snapshots back
+// (snapshotter.hold).
 type gate struct {
 	// open is set between ticks and read during them.
 	open atomic.Bool
-}
-
-// wrap puts every endpoint behind the gate.
-func (g *gate) wrap(es []appender) []appender {
-	out := make([]appender, len(es))
-	for i, e := range es {
-		out[i] = gatedAppender{e: e, g: g}
-	}
-	return out
-}
-
-// gatedAppender is an endpoint behind a gate.
-type gatedAppender struct {
-	e appender
-	g *gate
-}
-
-// Append queues items if the gate is open, and drops them otherwise.
-func (a gatedAppender) Append(ctx context.Context, items []queue.Item) int {
-	if !a.g.open.Load() {
-		return 0
-	}
-	return a.e.Append(ctx, items)
-}
-
-// Flush passes the end of a snapshot on to the endpoint if the gate is
-// open.
-func (a gatedAppender) Flush() {
-	if a.g.open.Load() {
-		a.e.Flush()
-	}
 }
 
 // elect starts the leader election, if enabled, with a context of its own:
@@ -276,8 +245,8 @@ func (a *Agent) elect(ctx context.Context) (stop func(context.Context)) {
 }
 
 // openGate lets the coming snapshot through if this replica leads. Followers
-// still take snapshots, unqueued: that keeps their staleness markers and
-// self-metrics current.
+// still take snapshots, unsent: that keeps their series counts current, and
+// their series maps keep what ended (for staleness markers once they lead).
 func (a *Agent) openGate() {
 	if a.gate != nil {
 		a.gate.open.Store(a.leader.leading())

@@ -13,8 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-
-	"github.com/kube-state-push/kube-state-push/queue"
 )
 
 const leaderRemoteWrite = "remote_write:\n  - url: http://receiver:9090/api/v1/write\n"
@@ -152,28 +150,4 @@ func leaderGauge(v int) string {
 	return "# HELP kube_state_push_leader 1 while this replica holds the leader election Lease and pushes, 0 otherwise.\n" +
 		"# TYPE kube_state_push_leader gauge\n" +
 		"kube_state_push_leader " + string(rune('0'+v)) + "\n"
-}
-
-// recordingAppender counts the samples it is given.
-type recordingAppender struct{ n int }
-
-// Flush implements appender: nothing to send.
-func (*recordingAppender) Flush() {}
-
-func (r *recordingAppender) Append(_ context.Context, items []queue.Item) int {
-	r.n += len(items)
-	return len(items)
-}
-
-// A closed gate drops what an open one passes.
-func TestGate(t *testing.T) {
-	var g gate
-	rec := &recordingAppender{}
-	es := g.wrap([]appender{rec})
-	items := make([]queue.Item, 3)
-	require.Zero(t, es[0].Append(t.Context(), items))
-	require.Zero(t, rec.n)
-	g.open.Store(true)
-	require.Equal(t, 3, es[0].Append(t.Context(), items))
-	require.Equal(t, 3, rec.n)
 }

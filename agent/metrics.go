@@ -48,7 +48,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		snapshotTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Subsystem: "snapshot", Name: "duration_seconds",
-			Help:    "Time to take a snapshot and queue its samples (including waiting on full queues).",
+			Help:    "Time to take a snapshot and hand it to every endpoint's feed, which never waits for an endpoint.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 		samples: prometheus.NewGauge(prometheus.GaugeOpts{

@@ -123,7 +123,7 @@ func benchClusterSamples(tb testing.TB, pods, nodes int) []encode.Sample {
 		benchMap(tb, s.metrics, "deployments", benchApps, func(i int) any { return benchDeployment(i) }),
 		benchMap(tb, s.metrics, "replicasets", benchApps, func(i int) any { return benchReplicaSet(i) }),
 	)
-	n := s.tick(context.Background(), time.Unix(1_700_000_000, 0))
+	n := s.tick(time.Unix(1_700_000_000, 0))
 	require.Len(tb, col.samples, n)
 	return col.samples
 }

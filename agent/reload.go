@@ -218,6 +218,7 @@ func (a *Agent) apply(cfg *Config) error {
 		a.ticker.Reset(cfg.SnapshotInterval)
 	}
 	a.cfg = cfg
+	a.interval.Store(int64(cfg.SnapshotInterval))
 	a.refresh()
 	return a.reloaded(&d, nil)
 }
@@ -228,9 +229,11 @@ type endpoint struct {
 	cfg queue.Config
 	// q queues and sends.
 	q *queue.Endpoint
-	// app is what snapshots are queued to: q, behind a relabeler when the
-	// entry has write_relabel_configs.
+	// app is what the feed queues samples to: q, behind a relabeler when
+	// the entry has write_relabel_configs.
 	app appender
+	// feed takes the snapshots for q (feed.go).
+	feed *feed
 }
 
 // newEndpoint builds (but does not start) an endpoint sending md as the
@@ -244,7 +247,36 @@ func (a *Agent) newEndpoint(cfg queue.Config, md map[string]encode.Metadata) (*e
 	if len(cfg.WriteRelabelConfigs) > 0 {
 		e.app = newRelabeler(q, cfg.WriteRelabelConfigs, a.log.With("endpoint", cfg.Name))
 	}
+	e.feed = newFeed(e.app, q, a.pendingFrames)
 	return e, nil
+}
+
+// start starts the queue and its feed.
+func (e *endpoint) start() {
+	e.q.Start()
+	e.feed.start()
+}
+
+// stop hands the queue the snapshots still waiting for it, then stops it,
+// both within ctx: what is left then is dropped in memory, or stays in the
+// disk buffer.
+func (e *endpoint) stop(ctx context.Context) error {
+	e.feed.stop(ctx)
+	return e.q.Stop(ctx)
+}
+
+// pendingBacklog is how much time of snapshots an endpoint's feed keeps
+// waiting while the endpoint cannot take them (its memory queue is full,
+// or its disk is slow); past it the oldest snapshots are dropped whole, as
+// queue_full. An endpoint with a disk buffer takes snapshots as fast as its
+// disk writes them, so this holds only for an endpoint without one, for
+// which it bounds the memory a receiver outage costs.
+const pendingBacklog = 5 * time.Minute
+
+// pendingFrames is how many snapshots a feed keeps waiting: pendingBacklog
+// at the current snapshot_interval, at least 2.
+func (a *Agent) pendingFrames() int {
+	return max(2, int(pendingBacklog/time.Duration(a.interval.Load())))
 }
 
 // handoverTimeout bounds how long a running endpoint may go on sending
@@ -279,8 +311,8 @@ func (a *Agent) restartHandedOver(handedOver map[string]*endpoint) {
 			a.log.Error("restarting an endpoint after a refused reload: it stays stopped", "endpoint", old.cfg.Name, "err", err)
 			continue
 		}
-		old.q, old.app = e.q, e.app
-		old.q.Start()
+		old.q, old.app, old.feed = e.q, e.app, e.feed
+		old.start()
 	}
 	if len(handedOver) > 0 {
 		a.refresh() // snapshots go to the restarted endpoints
@@ -317,12 +349,20 @@ func (a *Agent) swapEndpoints(cfg *Config, fresh, handedOver map[string]*endpoin
 			// The new endpoint sends to the same receiver: it starts once
 			// the old one is done, so each series arrives in order.
 			a.stopEndpoint(old, timeout)
+			if _, named := keep[old.cfg.Name]; !named {
+				a.queueMetrics.Forget(old.cfg.Name)
+			}
 			continue
 		}
 		a.draining.Add(1)
 		go func() {
 			defer a.draining.Done()
 			a.stopEndpoint(old, timeout)
+			if _, named := keep[old.cfg.Name]; !named {
+				a.drainMu.Lock()
+				a.forget = append(a.forget, old.cfg.Name)
+				a.drainMu.Unlock()
+			}
 		}()
 	}
 	list := make([]*endpoint, 0, len(cfg.RemoteWrite))
@@ -331,7 +371,7 @@ func (a *Agent) swapEndpoints(cfg *Config, fresh, handedOver map[string]*endpoin
 		if e == nil {
 			e = a.endpointNamed(rw.Name)
 		} else {
-			e.q.Start()
+			e.start()
 		}
 		list = append(list, e)
 	}
@@ -344,7 +384,7 @@ func (a *Agent) stopEndpoint(e *endpoint, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
-	if err := e.q.Stop(ctx); err != nil {
+	if err := e.stop(ctx); err != nil {
 		a.drainMu.Lock()
 		a.drainErrs = append(a.drainErrs, err)
 		a.drainMu.Unlock()
@@ -434,15 +474,31 @@ func (a *Agent) promote() {
 // snapshot takes one snapshot at t: pending groups that are ready first,
 // then the snapshot, which sends the retired maps' staleness markers, after
 // which they are dropped.
-func (a *Agent) snapshot(ctx context.Context, t time.Time) int {
+func (a *Agent) snapshot(t time.Time) int {
+	a.forgetRemoved()
 	a.promote()
 	a.openGate()
-	n := a.snap.tick(ctx, t)
-	if len(a.retiring) > 0 {
+	n := a.snap.tick(t)
+	if len(a.retiring) > 0 && !a.snap.held() {
 		a.retiring = nil
 		a.refresh()
 	}
 	return n
+}
+
+// forgetRemoved deletes the self-metrics of the endpoints a reload removed
+// that have stopped since, unless an endpoint of the same name runs again.
+// It runs on the snapshot goroutine, which alone changes a.endpoints.
+func (a *Agent) forgetRemoved() {
+	a.drainMu.Lock()
+	names := a.forget
+	a.forget = nil
+	a.drainMu.Unlock()
+	for _, name := range names {
+		if a.endpointNamed(name) == nil {
+			a.queueMetrics.Forget(name)
+		}
+	}
 }
 
 // refresh hands the running groups, retired maps and endpoints to the
@@ -455,14 +511,11 @@ func (a *Agent) refresh() {
 	ready := slices.Clone(maps)
 	a.readyMaps.Store(&ready)
 	a.snap.maps = append(maps, a.retiring...)
-	apps := make([]appender, len(a.endpoints))
+	sinks := make([]frameSink, len(a.endpoints))
 	for i, e := range a.endpoints {
-		apps[i] = e.app
+		sinks[i] = e.feed
 	}
-	if a.gate != nil {
-		apps = a.gate.wrap(apps)
-	}
-	a.snap.endpoints = apps
+	a.snap.sinks = sinks
 }
 
 // sharding returns the shard and shard count cfg renders with: its own, or

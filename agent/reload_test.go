@@ -216,7 +216,7 @@ func newReloadHarnessWith(t *testing.T, extra, endpoint string) *reloadHarness {
 	require.NoError(t, a.shard(ctx))
 	a.watchCtx = ctx
 	for _, e := range a.endpoints {
-		e.q.Start()
+		e.start()
 	}
 	for _, g := range a.groups {
 		g.start(ctx, a.clients)
@@ -236,7 +236,7 @@ func (h *reloadHarness) stop() {
 		h.a.dropPending(name)
 	}
 	for _, e := range h.a.endpoints {
-		require.NoError(h.t, e.q.Stop(context.Background()))
+		require.NoError(h.t, e.stop(context.Background()))
 	}
 	h.a.draining.Wait()
 	require.Empty(h.t, h.a.drainErrs)
@@ -260,7 +260,7 @@ func (h *reloadHarness) snapshot(recv *testenv.Capture) map[string]float64 {
 	h.t.Helper()
 	h.ts += 1000
 	ts := h.ts
-	n := h.a.snapshot(h.t.Context(), time.UnixMilli(ts))
+	n := h.a.snapshot(time.UnixMilli(ts))
 	require.Eventually(h.t, func() bool { return len(recv.Series(ts)) == n }, 10*time.Second, 5*time.Millisecond,
 		"%d samples of the snapshot at %d reach the receiver", n, ts)
 	return recv.Series(ts)
@@ -455,4 +455,35 @@ func TestReloadFamiliesKeepsEndpoint(t *testing.T) {
 	h.waitReady()
 	s := summary(h.snapshot(h.recv))
 	require.Equal(t, 3, s["kube_pod_info/a"]+s["kube_pod_info/b"], "the pods flow through the kept endpoint: %v", s)
+}
+
+// An endpoint a reload removes leaves no self-metrics behind once it has
+// stopped; one of another name, added by the same reload, has its own.
+func TestReloadForgetsRemovedEndpoint(t *testing.T) {
+	h := newReloadHarness(t, "resources: [nodes]")
+	require.NotEmpty(t, h.snapshot(h.recv))
+	endpointSeries := func(name string) int {
+		mfs, err := h.reg.Gather()
+		require.NoError(t, err)
+		n := 0
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "endpoint" && l.GetValue() == name {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	require.Positive(t, endpointSeries("recv"))
+
+	cfg, err := Load([]byte(fmt.Sprintf("listen_address: \"\"\npush_self_metrics: false\nresources: [nodes]\nremote_write:\n  - url: %s\n    name: other\n    queue_config: {batch_send_deadline: 10ms}\n", h.recv2.URL())), "reload.yaml")
+	require.NoError(t, err)
+	require.NoError(t, h.a.apply(cfg))
+	h.a.draining.Wait()
+	require.NotEmpty(t, h.snapshot(h.recv2))
+	require.Zero(t, endpointSeries("recv"), "the removed endpoint's series are gone")
+	require.Positive(t, endpointSeries("other"))
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -12,7 +11,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue"
 )
 
 // selfJob is the job label of the pushed self-metrics: what a Prometheus
@@ -147,28 +145,22 @@ func formatFloat(f float64) string {
 	return s + ".0"
 }
 
-// addSelf queues the self-metrics on the endpoints with the snapshot's
-// timestamp ms, when push_self_metrics is on; it returns how many samples
-// were queued. Self-metric series that disappear get no staleness marker.
-func (s *snapshotter) addSelf(ctx context.Context, ms int64) int {
-	if s.self == nil {
-		return 0
-	}
+// addSelf adds the self-metrics to the frame as one more object (selfKey),
+// when push_self_metrics is on. The set is made anew every tick (frames
+// refer to it, and an endpoint that is down may hold them for long); a
+// series whose labels repeat one already added is left out. Self-metric
+// series that disappear get no staleness marker.
+func (s *snapshotter) addSelf(f *encode.Frame) {
 	p := s.self
 	p.render()
 	clear(p.seen)
-	n := 0
-	for i := range p.set.Refs {
-		r := &p.set.Refs[i]
+	set := &encode.SeriesSet{Buf: p.set.Buf, Refs: make([]encode.Ref, 0, len(p.set.Refs))}
+	for _, r := range p.set.Refs {
 		if _, dup := p.seen[r.Hash]; dup {
 			continue
 		}
 		p.seen[r.Hash] = struct{}{}
-		s.add(ctx, queue.Item{
-			Sample: encode.Sample{Labels: p.set.Labels(i), Value: r.Value, Timestamp: ms},
-			Hash:   r.Hash,
-		})
-		n++
+		set.Refs = append(set.Refs, r)
 	}
-	return n
+	f.Objects = append(f.Objects, encode.Object{Key: selfKey, Set: set})
 }

@@ -33,9 +33,9 @@ func (a *aliasing) Append(_ context.Context, items []queue.Item) int {
 // metrics of reg, with the given external labels, to the appenders.
 func selfSnapshotter(reg prometheus.Gatherer, ext map[string]string, to ...appender) *snapshotter {
 	return &snapshotter{
-		endpoints: to,
-		metrics:   newMetrics(prometheus.NewRegistry()),
-		self:      newSelfPush(reg, externalLabels(ext), slog.New(slog.DiscardHandler)),
+		sinks:   syncSinks(to...),
+		metrics: newMetrics(prometheus.NewRegistry()),
+		self:    newSelfPush(reg, externalLabels(ext), slog.New(slog.DiscardHandler)),
 	}
 }
 
@@ -71,7 +71,7 @@ func TestSelfPush(t *testing.T) {
 	rec := &recorder{}
 	snap := selfSnapshotter(reg, map[string]string{"cluster": "edge-1", "region": "eu"}, rec)
 	ts := time.Unix(1_700_000_000, 0)
-	n := snap.tick(context.Background(), ts)
+	n := snap.tick(ts)
 	require.Len(t, rec.items, n, "tick counts the self-metric samples")
 
 	const l = `cluster="edge-1",job="kube-state-push",region="eu"`
@@ -100,7 +100,7 @@ func TestSelfPush(t *testing.T) {
 	rec.items = nil
 	requests.Inc()
 	ts2 := ts.Add(30 * time.Second)
-	snap.tick(context.Background(), ts2)
+	snap.tick(ts2)
 	got = decodeItems(t, rec.items, ts2)
 	require.Equal(t, float64(4), got[`test_requests_total{`+l+`}`])
 	for _, it := range rec.items {
@@ -119,13 +119,13 @@ func TestSelfPushKeepsQueuedLabels(t *testing.T) {
 	q := &aliasing{}
 	snap := selfSnapshotter(reg, nil, q)
 	ts := time.Unix(1_700_000_000, 0)
-	snap.tick(context.Background(), ts)
+	snap.tick(ts)
 	first := decodeItems(t, q.items, ts)
 	queued := slices.Clone(q.items)
 
 	g.Reset()
 	g.WithLabelValues("other").Set(2)
-	snap.tick(context.Background(), ts.Add(time.Minute))
+	snap.tick(ts.Add(time.Minute))
 	require.Equal(t, first, decodeItems(t, queued, ts))
 	require.Equal(t, map[string]float64{`test_gauge{job="kube-state-push",k="first"}`: 1}, first)
 }
@@ -142,7 +142,7 @@ func TestSelfPushLabelClashes(t *testing.T) {
 	rec := &recorder{}
 	snap := selfSnapshotter(reg, map[string]string{"cluster": "edge-1", "job": "ext"}, rec)
 	ts := time.Unix(1_700_000_000, 0)
-	snap.tick(context.Background(), ts)
+	snap.tick(ts)
 	require.Equal(t, map[string]float64{
 		`test_gauge{cluster="edge-1",exported_job="x",job="kube-state-push"}`: 1,
 	}, decodeItems(t, rec.items, ts))
@@ -158,7 +158,7 @@ func TestSelfPushSummaryAndUntyped(t *testing.T) {
 	rec := &recorder{}
 	snap := selfSnapshotter(reg, nil, rec)
 	ts := time.Unix(1_700_000_000, 0)
-	snap.tick(context.Background(), ts)
+	snap.tick(ts)
 	require.Equal(t, map[string]float64{
 		`test_summary{job="kube-state-push",quantile="0.5"}`: 2,
 		`test_summary_sum{job="kube-state-push"}`:            2,
@@ -191,9 +191,9 @@ func TestPushSelfMetricsOption(t *testing.T) {
 			a, err := New(cfg, Options{Clients: &watch.Clients{}, Registry: reg})
 			require.NoError(t, err)
 			rec := &recorder{}
-			a.snap.endpoints = []appender{rec}
+			a.snap.sinks = syncSinks(rec)
 			ts := time.Unix(1_700_000_000, 0)
-			n := a.snap.tick(context.Background(), ts)
+			n := a.snap.tick(ts)
 			require.Len(t, rec.items, n)
 			got := decodeItems(t, rec.items, ts)
 			if !on {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -45,9 +46,9 @@ type seriesMap struct {
 	// objects maps object UID to its series. A set is never modified once
 	// stored, so snapshots may read it after releasing mu.
 	objects map[types.UID]*encode.SeriesSet
-	// stale holds series that ended since the last snapshot, by label hash:
-	// their encoded labels.
-	stale map[uint64][]byte
+	// stale holds series that ended and have not had their staleness
+	// marker sent yet, by label hash.
+	stale map[uint64]staleEntry
 	// count is the number of series in objects.
 	count int
 
@@ -64,7 +65,7 @@ func newSeriesMap(resource string, r objectRenderer, log *slog.Logger, m *resour
 		log:      log.With("resource", resource),
 		metrics:  m,
 		objects:  make(map[types.UID]*encode.SeriesSet),
-		stale:    make(map[uint64][]byte),
+		stale:    make(map[uint64]staleEntry),
 	}
 }
 
@@ -211,7 +212,7 @@ func (s *seriesMap) setLocked(uid types.UID, set *encode.SeriesSet) {
 		if set != nil && contains(set, r.Hash, i) {
 			continue
 		}
-		s.stale[r.Hash] = old.Labels(i)
+		s.stale[r.Hash] = staleEntry{labels: old.Labels(i)}
 	}
 }
 
@@ -229,18 +230,73 @@ func contains(set *encode.SeriesSet, hash uint64, pos int) bool {
 	return false
 }
 
-// snapshot copies out, under the lock, the series sets and the ended series
-// (clearing those), appending to the given slices, which are reused between
-// ticks. The sets are immutable, so the caller reads them unlocked.
-func (s *seriesMap) snapshot(sets []*encode.SeriesSet, stale []staleSeries) ([]*encode.SeriesSet, []staleSeries, int) {
+// staleEntry is a series that ended, waiting for its staleness marker.
+type staleEntry struct {
+	// labels are the series' encoded labels.
+	labels []byte
+	// seen is the timestamp (ms) of the first snapshot held back (hold)
+	// since the series ended; 0 until then.
+	seen int64
+}
+
+// staleLookback is how long a follower keeps the series that ended for the
+// staleness markers it sends once it leads: Prometheus' query lookback
+// delta (5m). A series that ended longer ago is no longer returned by
+// queries anyway.
+const staleLookback = 5 * time.Minute
+
+// staleShrinkAt is the size past which the ended-series map is made anew
+// once emptied: Go maps keep their buckets, so a spike of ended series
+// (a namespace deleted) would otherwise hold its memory for good.
+const staleShrinkAt = 1024
+
+// snapshot appends every object's series and, unless hold is set, the
+// series that ended (clearing those) to f, under the lock; it returns the
+// number of live series. The sets are immutable, so the caller reads them
+// unlocked.
+//
+// hold is set while the snapshot is not sent (a follower replica): then
+// neither objects nor ended series are appended, and the ended series are
+// kept for the first snapshot that is sent, for at most staleLookback, so
+// that a replica that takes over still ends them.
+func (s *seriesMap) snapshot(f *encode.Frame, hold bool) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, set := range s.objects {
-		sets = append(sets, set)
+	if hold {
+		cutoff := f.Timestamp - staleLookback.Milliseconds()
+		for h, e := range s.stale {
+			switch {
+			case e.seen == 0:
+				e.seen = f.Timestamp
+				s.stale[h] = e
+			case e.seen < cutoff:
+				delete(s.stale, h)
+			}
+		}
+		return s.count
 	}
-	for h, ls := range s.stale {
-		stale = append(stale, staleSeries{hash: h, labels: ls})
-		delete(s.stale, h)
+	for uid, set := range s.objects {
+		f.Objects = append(f.Objects, encode.Object{Key: objectKey(uid), Set: set})
 	}
-	return sets, stale, s.count
+	for h, e := range s.stale {
+		f.Stale = append(f.Stale, encode.Stale{Hash: h, Labels: e.labels})
+	}
+	if len(s.stale) > staleShrinkAt {
+		s.stale = make(map[uint64]staleEntry)
+	} else {
+		clear(s.stale)
+	}
+	return s.count
+}
+
+// objectKey is the key of an object in a frame: the FNV-1a hash of its
+// UID, which is unique in the cluster.
+func objectKey(uid types.UID) uint64 {
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for i := 0; i < len(uid); i++ {
+		h ^= uint64(uid[i])
+		h *= prime64
+	}
+	return h
 }

@@ -74,7 +74,7 @@ func newHarness(t *testing.T) *harness {
 		reg:    reg,
 		m:      m,
 		rec:    rec,
-		snap:   &snapshotter{endpoints: []appender{rec}, metrics: m},
+		snap:   &snapshotter{sinks: syncSinks(rec), metrics: m},
 		now:    time.Unix(1_700_000_000, 0),
 		hashes: make(map[string]uint64),
 	}
@@ -114,7 +114,7 @@ func (h *harness) snapshot() snapshotResult {
 	h.rec.items = h.rec.items[:0]
 	ts := h.now
 	h.now = h.now.Add(15 * time.Second)
-	n := h.snap.tick(context.Background(), ts)
+	n := h.snap.tick(ts)
 	require.Len(h.t, h.rec.items, n, "tick returns the number of samples queued")
 
 	res := snapshotResult{ts: ts.UnixMilli(), live: make(map[string]float64)}

@@ -4,40 +4,40 @@ import (
 	"context"
 	"time"
 
-	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue"
 )
 
-// appender is what a snapshot is queued to: a queue.Endpoint, or a wrapper
-// around one (relabeler, gatedAppender), which passes both calls on.
+// appender is what a feed hands samples to: a queue.Endpoint, or a
+// relabeler in front of one, which passes both calls on.
 type appender interface {
+	// Append queues items; it may block while the endpoint's queue is
+	// full, until ctx ends. It returns how many were queued.
 	Append(ctx context.Context, items []queue.Item) int
 	// Flush says the snapshot's last sample was appended, so that its last,
 	// partial batch is sent at once (queue.Endpoint.Flush).
 	Flush()
 }
 
-// chunkSize is how many samples a snapshot hands to the endpoints at a time.
-const chunkSize = 4096
-
-// snapshotter turns the series maps into samples with one timestamp per
-// tick and queues them on every endpoint. Its buffers are reused between
-// ticks, so a snapshot allocates nothing per series.
+// snapshotter turns the series maps into one frame per tick, with one
+// timestamp, and offers it to every endpoint's feed (feed.go). It never
+// waits for an endpoint, and a frame allocates nothing per series: it
+// refers to the series maps' immutable sets, and frames are reused.
 type snapshotter struct {
 	// maps are the series maps, one per resource.
 	maps []*seriesMap
-	// endpoints receive every sample.
-	endpoints []appender
+	// sinks take every frame: one feed per endpoint.
+	sinks []frameSink
+	// hold is set while snapshots are not sent (a follower replica): maps
+	// then keep the series that ended for the first snapshot sent.
+	hold func() bool
 	// metrics count snapshots.
 	metrics *metrics
 	// self renders the agent's own metrics into each snapshot
 	// (selfpush.go); nil when push_self_metrics is off.
 	self *selfPush
 
-	// sets, stale and items are scratch space reused between ticks.
-	sets  []*encode.SeriesSet
-	stale []staleSeries
-	items []queue.Item
+	// frames are reused between ticks.
+	frames framePool
 	// perResource adds up the maps of a resource (one per scope), reused
 	// between ticks.
 	perResource map[*resourceMetrics]*resourceTotals
@@ -49,18 +49,17 @@ type resourceTotals struct {
 	unsynced bool
 }
 
-// staleSeries is a series that ended: its label hash and encoded labels.
-type staleSeries struct {
-	hash   uint64
-	labels []byte
-}
+// selfKey is the frame key of the agent's own metrics (push_self_metrics).
+// Object keys are hashes of UIDs; this one stands for no object.
+const selfKey = 0
 
-// tick takes one snapshot at ts and queues it. It returns the number of
-// samples queued to each endpoint (staleness markers included).
-func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
+// tick takes one snapshot at ts and offers it to every sink. It returns the
+// number of samples in it (staleness markers included); 0 while held.
+func (s *snapshotter) tick(ts time.Time) int {
 	start := time.Now()
-	ms := ts.UnixMilli()
-	total := 0
+	hold := s.held()
+	fr := s.frames.get()
+	fr.Timestamp = ts.UnixMilli()
 	if s.perResource == nil {
 		s.perResource = make(map[*resourceMetrics]*resourceTotals)
 	}
@@ -68,8 +67,8 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 		*t = resourceTotals{}
 	}
 	for _, m := range s.maps {
-		var count int
-		s.sets, s.stale, count = m.snapshot(s.sets[:0], s.stale[:0])
+		ended := len(fr.Stale)
+		count := m.snapshot(&fr.Frame, hold)
 		t := s.perResource[m.metrics]
 		if t == nil {
 			t = &resourceTotals{}
@@ -77,31 +76,19 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 		}
 		t.series += count
 		t.unsynced = t.unsynced || !m.synced.Load()
-		for _, set := range s.sets {
-			for i := range set.Refs {
-				r := &set.Refs[i]
-				s.add(ctx, queue.Item{
-					Sample: encode.Sample{Labels: set.Buf[r.Off : r.Off+r.Len : r.Off+r.Len], Value: r.Value, Timestamp: ms},
-					Hash:   r.Hash,
-				})
-			}
-		}
-		for _, st := range s.stale {
-			s.add(ctx, queue.Item{
-				Sample: encode.Sample{Labels: st.labels, Value: encode.StaleNaN, Timestamp: ms},
-				Hash:   st.hash,
-			})
-		}
-		m.metrics.staleMarkers.Add(float64(len(s.stale)))
-		total += count + len(s.stale)
-		clear(s.sets)
-		clear(s.stale)
+		m.metrics.staleMarkers.Add(float64(len(fr.Stale) - ended))
 	}
-	total += s.addSelf(ctx, ms)
-	s.flush(ctx)
-	for _, e := range s.endpoints {
-		e.Flush()
+	if s.self != nil {
+		s.addSelf(&fr.Frame)
 	}
+	total := 0
+	if !hold {
+		total = fr.Samples()
+		for _, k := range s.sinks {
+			k.offer(fr)
+		}
+	}
+	fr.release()
 	for rm, t := range s.perResource {
 		rm.series.Set(float64(t.series))
 		rm.synced.Set(boolGauge(!t.unsynced))
@@ -113,23 +100,8 @@ func (s *snapshotter) tick(ctx context.Context, ts time.Time) int {
 	return total
 }
 
-func (s *snapshotter) add(ctx context.Context, it queue.Item) {
-	s.items = append(s.items, it)
-	if len(s.items) >= chunkSize {
-		s.flush(ctx)
-	}
-}
-
-func (s *snapshotter) flush(ctx context.Context) {
-	if len(s.items) == 0 {
-		return
-	}
-	for _, e := range s.endpoints {
-		e.Append(ctx, s.items)
-	}
-	clear(s.items)
-	s.items = s.items[:0]
-}
+// held reports whether snapshots are held back now.
+func (s *snapshotter) held() bool { return s.hold != nil && s.hold() }
 
 func boolGauge(b bool) float64 {
 	if b {

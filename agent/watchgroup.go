@@ -106,7 +106,7 @@ func retire(m *seriesMap, keep map[uint64]struct{}) {
 	defer m.mu.Unlock()
 	for uid, set := range m.objects {
 		for i, r := range set.Refs {
-			m.stale[r.Hash] = set.Labels(i)
+			m.stale[r.Hash] = staleEntry{labels: set.Labels(i)}
 		}
 		delete(m.objects, uid)
 	}

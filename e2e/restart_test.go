@@ -192,7 +192,7 @@ remote_write:
 	t.Logf("samples sent twice: %d (counted by the agent as resent: %.0f; limit %d shards x %d)", dups, resent, shards, perSend)
 	require.LessOrEqual(t, dups, shards*perSend)
 	require.LessOrEqual(t, float64(dups), resent)
-	for _, r := range []string{"bad_request", "conflict", "buffer_full", "buffer_error", "shutdown", "retries_ended"} {
+	for _, r := range []string{"bad_request", "conflict", "buffer_full", "buffer_error", "shutdown", "retries_ended", "queue_full", "too_old"} {
 		require.Zero(t, restartMetric(t, m, "kube_state_push_remote_samples_dropped_total", `reason="`+r+`"`), "dropped %s", r)
 	}
 

@@ -23,6 +23,7 @@ var reasons = []string{
 	ReasonBadRequest, ReasonConflict, ReasonTooLarge, ReasonUnsupported,
 	ReasonRateLimited, ReasonClientError, ReasonShutdown, ReasonRetriesDone, ReasonTooOld,
 	ReasonBufferFull, ReasonBufferError, ReasonResent, // buffermetrics.go
+	ReasonQueueFull, // intake.go
 }
 
 // Metrics are the self-metrics of every endpoint, labelled by endpoint name.

@@ -1,0 +1,361 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue"
+)
+
+// A snapshot reaches the endpoints as one frame (encode.Frame): references
+// to the series sets of every object, shared by all endpoints. Each
+// endpoint has a feed, which takes frames without ever blocking the
+// snapshot loop and hands them, sample by sample, to the endpoint on a
+// goroutine of its own. So a dead, slow or throttling endpoint holds back
+// only its own feed: never a snapshot, another endpoint, a reload, a leader
+// takeover, or the stop beyond its deadline.
+//
+//	snapshot loop ──offer──► feed (frames waiting) ──goroutine──► relabeler ─► queue.Endpoint
+//	             └─offer──► feed ...
+//
+// A feed holds a bounded number of frames waiting. When it is full, the
+// oldest waiting frame is dropped whole and counted (reason queue_full),
+// never a part of one; its staleness markers are carried to the next frame
+// pushed, so that series that ended in it still end.
+
+// sharedFrame is a frame handed to several feeds; it goes back to its pool
+// once each has released it.
+type sharedFrame struct {
+	encode.Frame
+	// refs counts the holders: the snapshot loop while it builds the frame,
+	// and each feed until it has pushed or dropped it.
+	refs atomic.Int32
+	// pool takes the frame back; nil for a frame that is not pooled.
+	pool *framePool
+}
+
+// hold adds a holder.
+func (f *sharedFrame) hold() { f.refs.Add(1) }
+
+// release drops a holder; the last one returns the frame to its pool.
+func (f *sharedFrame) release() {
+	if f.refs.Add(-1) == 0 && f.pool != nil {
+		f.pool.put(f)
+	}
+}
+
+// framePool keeps a few released frames for reuse, so that the Objects and
+// Stale slices of a snapshot are not allocated again every tick.
+type framePool struct {
+	// mu guards free.
+	mu sync.Mutex
+	// free are released frames, emptied.
+	free []*sharedFrame
+}
+
+// framePoolKeep is how many released frames a pool keeps.
+const framePoolKeep = 4
+
+// get returns an empty frame held once (by the caller).
+func (p *framePool) get() *sharedFrame {
+	p.mu.Lock()
+	var f *sharedFrame
+	if n := len(p.free); n > 0 {
+		f = p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+	}
+	p.mu.Unlock()
+	if f == nil {
+		f = &sharedFrame{pool: p}
+	}
+	f.refs.Store(1)
+	return f
+}
+
+func (p *framePool) put(f *sharedFrame) {
+	f.Reset()
+	p.mu.Lock()
+	if len(p.free) < framePoolKeep {
+		p.free = append(p.free, f)
+	}
+	p.mu.Unlock()
+}
+
+// frameSink takes the snapshots' frames: a feed, or (in tests and
+// benchmarks) a syncSink.
+type frameSink interface {
+	// offer takes f, which stays valid until released; it never blocks on
+	// an endpoint.
+	offer(f *sharedFrame)
+}
+
+// dropCounter counts samples a feed drops, by reason (queue.Endpoint).
+type dropCounter interface {
+	CountDropped(reason string, samples int)
+}
+
+// feed hands one endpoint its frames; see the top of this file.
+type feed struct {
+	// app is the endpoint, behind its relabeler if it has one.
+	app appender
+	// drops counts what the feed drops.
+	drops dropCounter
+	// limit returns how many frames may wait; read at every offer, as
+	// snapshot_interval may change on a reload.
+	limit func() int
+
+	// mu guards pending, carry and closed.
+	mu sync.Mutex
+	// pending are the frames waiting, oldest first.
+	pending []*sharedFrame
+	// carry holds the staleness markers of frames dropped since the last
+	// frame pushed.
+	carry []encode.Stale
+	// closed is set by stop: no more frames are taken.
+	closed bool
+	// wake gets a token when a frame is offered or the feed is closed.
+	wake chan struct{}
+
+	// ctx is the context of Append; cancel ends it at the stop deadline.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// done is closed when the goroutine has ended.
+	done chan struct{}
+	// exp expands frames; used by the goroutine only.
+	exp expander
+}
+
+// newFeed returns a feed to app; start runs it.
+func newFeed(app appender, drops dropCounter, limit func() int) *feed {
+	f := &feed{app: app, drops: drops, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f
+}
+
+// start runs the feed's goroutine.
+func (f *feed) start() { go f.run() }
+
+// offer queues fr for the endpoint. When limit frames already wait, the
+// oldest is dropped whole and counted.
+func (f *feed) offer(fr *sharedFrame) {
+	fr.hold()
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		fr.release()
+		return
+	}
+	var dropped *sharedFrame
+	if len(f.pending) >= max(1, f.limit()) {
+		dropped = f.pending[0]
+		f.pending[0] = nil
+		f.pending = f.pending[1:]
+		f.carry = append(f.carry, dropped.Stale...)
+	}
+	f.pending = append(f.pending, fr)
+	f.mu.Unlock()
+	signal(f.wake)
+	if dropped != nil {
+		f.drops.CountDropped(queue.ReasonQueueFull, dropped.Samples()-len(dropped.Stale))
+		dropped.release()
+	}
+}
+
+// next returns the oldest waiting frame and the carried staleness markers,
+// waiting for one; nil once the feed is closed and empty, or cancelled.
+func (f *feed) next() (*sharedFrame, []encode.Stale) {
+	for {
+		f.mu.Lock()
+		if f.ctx.Err() == nil && len(f.pending) > 0 {
+			fr := f.pending[0]
+			f.pending[0] = nil
+			f.pending = f.pending[1:]
+			if len(f.pending) == 0 {
+				f.pending = f.pending[:0:0] // let the backing array go
+			}
+			carry := f.carry
+			f.carry = nil
+			f.mu.Unlock()
+			return fr, carry
+		}
+		closed := f.closed
+		f.mu.Unlock()
+		if closed || f.ctx.Err() != nil {
+			return nil, nil
+		}
+		select {
+		case <-f.wake:
+		case <-f.ctx.Done():
+		}
+	}
+}
+
+// run pushes frames until the feed is closed and empty, or cancelled.
+func (f *feed) run() {
+	defer close(f.done)
+	for {
+		fr, carry := f.next()
+		if fr == nil {
+			return
+		}
+		want := fr.Samples() + len(carry)
+		got := f.exp.push(f.ctx, f.app, &fr.Frame, carry)
+		if got < want && f.ctx.Err() != nil {
+			f.drops.CountDropped(queue.ReasonShutdown, want-got)
+		}
+		fr.release()
+	}
+}
+
+// stop takes no more frames and waits until those waiting are handed to the
+// endpoint, or until ctx ends: then the one being handed over is cut off
+// and the rest are dropped, counted as shutdown. It returns the number of
+// samples dropped.
+func (f *feed) stop(ctx context.Context) int {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	signal(f.wake)
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+	}
+	f.cancel()
+	<-f.done
+	f.mu.Lock()
+	left := f.pending
+	f.pending = nil
+	f.mu.Unlock()
+	n := 0
+	for _, fr := range left {
+		n += fr.Samples()
+		fr.release()
+	}
+	if n > 0 {
+		f.drops.CountDropped(queue.ReasonShutdown, n)
+	}
+	return n
+}
+
+// syncSink pushes each frame at once, on the caller's goroutine: for tests
+// and benchmarks that look at what a tick queued as soon as it returns.
+type syncSink struct {
+	app appender
+	exp *expander
+}
+
+// syncSinks returns a syncSink for each appender.
+func syncSinks(apps ...appender) []frameSink {
+	out := make([]frameSink, len(apps))
+	for i, a := range apps {
+		out[i] = syncSink{app: a, exp: &expander{}}
+	}
+	return out
+}
+
+func (s syncSink) offer(fr *sharedFrame) {
+	s.exp.push(context.Background(), s.app, &fr.Frame, nil)
+}
+
+// expander turns frames into the items an endpoint takes, in chunks; its
+// scratch space is reused, so pushing a frame allocates nothing per series.
+type expander struct {
+	// items is the chunk being filled.
+	items []queue.Item
+	// revived is scratch space for carried staleness markers.
+	revived map[uint64]bool
+}
+
+// chunkSize is how many samples an expander hands to an endpoint at a time.
+const chunkSize = 4096
+
+// push hands app every sample of fr, then a staleness marker for each
+// series that ended in fr or in the carried (dropped) frames and is not
+// live again in fr, and then flushes it. It returns the number of samples
+// app queued.
+func (x *expander) push(ctx context.Context, app appender, fr *encode.Frame, carry []encode.Stale) int {
+	ts := fr.Timestamp
+	queued := 0
+	add := func(it queue.Item) {
+		x.items = append(x.items, it)
+		if len(x.items) >= chunkSize {
+			queued += x.flush(ctx, app)
+		}
+	}
+	for _, o := range fr.Objects {
+		set := o.Set
+		for i := range set.Refs {
+			r := &set.Refs[i]
+			add(queue.Item{
+				Sample: encode.Sample{Labels: set.Buf[r.Off : r.Off+r.Len : r.Off+r.Len], Value: r.Value, Timestamp: ts},
+				Hash:   r.Hash,
+			})
+		}
+	}
+	for _, st := range x.stillEnded(fr, carry) {
+		add(queue.Item{Sample: encode.Sample{Labels: st.Labels, Value: encode.StaleNaN, Timestamp: ts}, Hash: st.Hash})
+	}
+	for _, st := range fr.Stale {
+		add(queue.Item{Sample: encode.Sample{Labels: st.Labels, Value: encode.StaleNaN, Timestamp: ts}, Hash: st.Hash})
+	}
+	queued += x.flush(ctx, app)
+	app.Flush()
+	return queued
+}
+
+// stillEnded returns the carried staleness markers whose series are neither
+// live in fr nor ended in it (which sends its own marker), once each.
+func (x *expander) stillEnded(fr *encode.Frame, carry []encode.Stale) []encode.Stale {
+	if len(carry) == 0 {
+		return nil
+	}
+	if x.revived == nil {
+		x.revived = make(map[uint64]bool)
+	}
+	clear(x.revived)
+	for _, st := range carry {
+		x.revived[st.Hash] = false
+	}
+	for _, o := range fr.Objects {
+		for i := range o.Set.Refs {
+			if _, ok := x.revived[o.Set.Refs[i].Hash]; ok {
+				x.revived[o.Set.Refs[i].Hash] = true
+			}
+		}
+	}
+	for _, st := range fr.Stale {
+		if _, ok := x.revived[st.Hash]; ok {
+			x.revived[st.Hash] = true
+		}
+	}
+	out := carry[:0]
+	for _, st := range carry {
+		if !x.revived[st.Hash] {
+			x.revived[st.Hash] = true // once
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// flush hands the chunk to app and empties it.
+func (x *expander) flush(ctx context.Context, app appender) int {
+	if len(x.items) == 0 {
+		return 0
+	}
+	n := app.Append(ctx, x.items)
+	clear(x.items) // drop label references for the GC
+	x.items = x.items[:0]
+	return n
+}
+
+// signal puts a token in c if it has room.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

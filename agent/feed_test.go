@@ -1,0 +1,225 @@
+package agent
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue"
+)
+
+// blockingAppender takes nothing until released, like an endpoint whose
+// memory queue is full; then it records what it gets.
+type blockingAppender struct {
+	// release is closed to let Append return.
+	release chan struct{}
+	// mu guards got and flushes.
+	mu      sync.Mutex
+	got     []queue.Item
+	flushes int
+}
+
+func (b *blockingAppender) Append(ctx context.Context, items []queue.Item) int {
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.got = append(b.got, items...)
+	return len(items)
+}
+
+func (b *blockingAppender) Flush() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.flushes++
+}
+
+// byTimestamp returns the values of series hash h by timestamp.
+func (b *blockingAppender) byTimestamp() map[int64]map[uint64]float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[int64]map[uint64]float64{}
+	for _, it := range b.got {
+		if out[it.Timestamp] == nil {
+			out[it.Timestamp] = map[uint64]float64{}
+		}
+		out[it.Timestamp][it.Hash] = it.Value
+	}
+	return out
+}
+
+// drops counts CountDropped calls by reason.
+type drops struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (d *drops) CountDropped(reason string, samples int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.n == nil {
+		d.n = map[string]int{}
+	}
+	d.n[reason] += samples
+}
+
+func (d *drops) get(reason string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n[reason]
+}
+
+// testFrame is a frame at ts with one object holding series of the given
+// hashes (value = ts), and the given ended series.
+func testFrame(ts int64, live []uint64, ended ...uint64) *sharedFrame {
+	set := &encode.SeriesSet{}
+	for _, h := range live {
+		off := uint32(len(set.Buf))
+		set.Buf = append(set.Buf, byte(h))
+		set.Refs = append(set.Refs, encode.Ref{Off: off, Len: 1, Hash: h, Value: float64(ts)})
+	}
+	f := &sharedFrame{}
+	f.refs.Store(1)
+	f.Timestamp = ts
+	f.Objects = []encode.Object{{Key: 1, Set: set}}
+	for _, h := range ended {
+		f.Stale = append(f.Stale, encode.Stale{Hash: h, Labels: []byte{byte(h)}})
+	}
+	return f
+}
+
+// The snapshot loop never waits for an endpoint: a feed whose endpoint takes
+// nothing keeps the newest frames, drops the oldest whole (counted as
+// queue_full), and still ends the series that ended in a dropped frame.
+func TestFeedDropsWholeOldestFrames(t *testing.T) {
+	app := &blockingAppender{release: make(chan struct{})}
+	d := &drops{}
+	f := newFeed(app, d, func() int { return 2 })
+	f.start()
+
+	// Frame 1 is taken by the goroutine (blocked in Append); 2 and 3
+	// wait; 4 and 5 push out 2 and 3. Series 9 ends in frame 2, series 8
+	// in frame 3 and is back in frame 5.
+	offered := make(chan struct{})
+	go func() {
+		defer close(offered)
+		f.offer(testFrame(1, []uint64{7, 8, 9}))
+		require.Eventually(t, func() bool {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return len(f.pending) == 0
+		}, 5*time.Second, time.Millisecond, "the goroutine takes frame 1")
+		f.offer(testFrame(2, []uint64{7, 8}, 9))
+		f.offer(testFrame(3, []uint64{7}, 8))
+		f.offer(testFrame(4, []uint64{7}))
+		f.offer(testFrame(5, []uint64{7, 8}))
+	}()
+	select {
+	case <-offered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("offer blocked while the endpoint took nothing")
+	}
+	require.Equal(t, 2+1, d.get(queue.ReasonQueueFull), "frames 2 and 3 dropped whole, their live samples counted")
+
+	close(app.release)
+	require.Zero(t, f.stop(context.Background()))
+	got := app.byTimestamp()
+	require.Len(t, got, 3, "frames 1, 4 and 5 pushed")
+	require.Equal(t, map[uint64]float64{7: 1, 8: 1, 9: 1}, got[1])
+	require.Len(t, got[4], 3, "frame 4: its series and the markers of 9 and 8, carried from dropped frames 2 and 3")
+	require.True(t, math.IsNaN(got[4][9]) && encode.IsStaleNaN(got[4][9]))
+	require.Equal(t, 4.0, got[4][7])
+	_, has8 := got[4][8]
+	require.True(t, has8, "8 ended in dropped frame 3: marked in frame 4")
+	require.True(t, encode.IsStaleNaN(got[4][8]))
+	require.Equal(t, map[uint64]float64{7: 5, 8: 5}, got[5], "back in frame 5: live, no marker")
+	require.Equal(t, 3, app.flushes, "every pushed frame ends with a flush")
+}
+
+// A carried marker of a series that is live again in the next frame pushed
+// is left out, and one that also ended in it is sent once.
+func TestFeedCarriedMarkersOnce(t *testing.T) {
+	x := &expander{}
+	fr := testFrame(10, []uint64{1}, 2)
+	carry := []encode.Stale{{Hash: 1, Labels: []byte{1}}, {Hash: 2, Labels: []byte{2}}, {Hash: 3, Labels: []byte{3}}, {Hash: 3, Labels: []byte{3}}}
+	got := x.stillEnded(&fr.Frame, carry)
+	require.Equal(t, []uint64{3}, slices.Collect(func(yield func(uint64) bool) {
+		for _, s := range got {
+			if !yield(s.Hash) {
+				return
+			}
+		}
+	}))
+}
+
+// Stop is bounded by its context while the endpoint takes nothing: the
+// frame being pushed and those waiting are counted as shutdown.
+func TestFeedStopDeadline(t *testing.T) {
+	app := &blockingAppender{release: make(chan struct{})}
+	d := &drops{}
+	f := newFeed(app, d, func() int { return 10 })
+	f.start()
+	for ts := range int64(3) {
+		f.offer(testFrame(ts, []uint64{1, 2}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	f.stop(ctx)
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Equal(t, 6, d.get(queue.ReasonShutdown), "3 frames of 2 samples")
+	f.offer(testFrame(9, []uint64{1}))
+	require.Equal(t, 6, d.get(queue.ReasonShutdown), "a stopped feed takes nothing")
+}
+
+// A follower's snapshots are held back; the series that ended meanwhile get
+// their staleness marker in its first snapshot as leader, unless they are
+// back or ended longer ago than the query lookback.
+func TestHeldSnapshotsKeepEndedSeries(t *testing.T) {
+	h := newHarness(t)
+	pods := h.addResource("pods")
+	require.NoError(t, pods.Add(testPod("ns", "a", "1")))
+	require.NoError(t, pods.Add(testPod("ns", "b", "2")))
+	require.NoError(t, pods.Add(testPod("ns", "c", "3")))
+	first := h.snapshot()
+	require.NotEmpty(t, first.live)
+
+	held := true
+	h.snap.hold = func() bool { return held }
+	require.NoError(t, pods.Delete(testPod("ns", "a", "1")))
+	require.Empty(t, h.snapshot().live, "held: nothing sent")
+	// b ends, then comes back before the replica leads.
+	require.NoError(t, pods.Delete(testPod("ns", "b", "2")))
+	h.snapshot()
+	require.NoError(t, pods.Add(testPod("ns", "b", "2")))
+	h.snapshot()
+
+	held = false
+	got := h.snapshot()
+	require.NotEmpty(t, got.stale)
+	for _, s := range got.stale {
+		require.Contains(t, s, `pod="a"`, "only a's series end")
+	}
+	for s := range got.live {
+		require.NotContains(t, s, `pod="a"`)
+	}
+
+	// A series that ended more than the lookback before the replica leads
+	// gets no marker: queries no longer return it anyway.
+	held = true
+	require.NoError(t, pods.Delete(testPod("ns", "c", "3")))
+	h.snapshot()
+	h.now = h.now.Add(staleLookback + time.Minute)
+	h.snapshot()
+	held = false
+	require.Empty(t, h.snapshot().stale)
+}
