@@ -212,3 +212,54 @@ func mustRead(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// What the install section says of the disk buffer holds: the manifest
+// values it quotes are in the rendered manifests, the paths it names are
+// the base's buffer mount and endpoint directory, and the self-metrics it
+// names exist, with a reason the queue counts.
+func TestReadmeDiskBuffer(t *testing.T) {
+	section := readmeSection(t, "## Install in a cluster")
+	var manifests strings.Builder
+	for _, dir := range kustomizations(t) {
+		r := renderKustomization(t, dir)
+		manifests.WriteString(toYAML(t, r.objects))
+		manifests.Write(r.config)
+	}
+	values := regexp.MustCompile("`((?:fsGroup|sizeLimit|ephemeral-storage|storage|max_bytes|type): [^`]+)`").FindAllStringSubmatch(section, -1)
+	require.GreaterOrEqual(t, len(values), 6)
+	for _, m := range values {
+		require.True(t, strings.Contains(manifests.String(), m[1]), "the README quotes %s, which no rendered manifest has", m[1])
+	}
+
+	r := renderKustomization(t, "base")
+	cfg := loadRendered(t, "base", r)
+	var known []string
+	for _, m := range r.workload(t).pod().Containers[0].VolumeMounts {
+		known = append(known, m.MountPath)
+	}
+	for _, ep := range cfg.RemoteWrite {
+		known = append(known, ep.DiskBuffer.Directory)
+	}
+	paths := regexp.MustCompile("`(/var/lib/[^`]*)`").FindAllStringSubmatch(section, -1)
+	require.NotEmpty(t, paths)
+	for _, m := range paths {
+		require.Contains(t, known, m[1], "the README names %s", m[1])
+	}
+
+	fams := knownFamilies(t)
+	var queueSrc strings.Builder
+	files, err := filepath.Glob("../queue/*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		queueSrc.Write(mustRead(t, f))
+	}
+	metrics := regexp.MustCompile("`(kube_state_push_[a-z_]+)(?:\\{reason=\"([a-z_]+)\"\\})?`").FindAllStringSubmatch(section, -1)
+	require.NotEmpty(t, metrics)
+	for _, m := range metrics {
+		require.Contains(t, fams, m[1], "the README names %s", m[1])
+		if m[2] != "" {
+			reason := regexp.MustCompile(`Reason\w+\s*=\s*"` + m[2] + `"`)
+			require.True(t, reason.MatchString(queueSrc.String()), "%s: no such reason in queue/", m[0])
+		}
+	}
+}
