@@ -1,6 +1,9 @@
-// Package deploy_test checks the Kubernetes manifests in deploy/base against
+// Package deploy_test checks the Kubernetes manifests in deploy/ against
 // the code: the ClusterRole grants exactly what the agent watches, read-only,
-// and the example configuration loads.
+// the configurations load, every kustomization runs each endpoint with a
+// disk buffer of its own on a writable volume (diskbuffer_test.go, on
+// kustomizations rendered by render_test.go), and the README's install
+// walkthrough refers only to what exists.
 package deploy_test
 
 import (
