@@ -267,6 +267,7 @@ func (e *Endpoint) appendDisk(l *lane, samples []encode.Sample) int {
 		written += e.writeRecord(l, samples[:k])
 		samples = samples[k:]
 	}
+	l.dirty = true
 	e.reportBuffer(l)
 	return written
 }

@@ -42,6 +42,9 @@ type lane struct {
 	// drained is set by the lane's goroutine when it exits with nothing
 	// left to send; read after the generation's WaitGroup.
 	drained bool
+	// dirty is set when the producer wrote to the lane's disk buffer since
+	// the last Flush, which fsyncs it; only the producer uses it.
+	dirty bool
 
 	// statsMu guards reported.
 	statsMu sync.Mutex
