@@ -241,9 +241,9 @@ func scanSegment(fs FS, path string, size int64) ([]recInfo, error) {
 // a keyframe starting a new segment (after Open, after a failure, and
 // once the deltas since the last keyframe add up to delta_ratio times its
 // size). It returns once the record is written and, with sync "always",
-// fsynced. f's slices are not kept; its sets are, until the next Append,
-// to compare against. After an error (a full disk) nothing of f was
-// stored and the next Append starts a new segment.
+// fsynced. f's slices are not kept; its sets are (they are immutable), to
+// compare the next frame against. After an error (a full disk) nothing of
+// f was stored and the next Append starts a new segment.
 func (l *Log) Append(f *encode.Frame) error {
 	if err := checkFrame(f); err != nil {
 		return err
