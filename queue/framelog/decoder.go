@@ -337,7 +337,8 @@ func (r *reader) diff(s *encode.SeriesSet, old *encode.SeriesSet) {
 		return
 	}
 	refs := make([]encode.Ref, n)
-	var buf []byte
+	// Usually about as long as the old set's: one series relabelled.
+	buf := make([]byte, 0, len(old.Buf)+64)
 	for i := range refs {
 		t := r.uvarint()
 		var ls []byte
