@@ -8,16 +8,21 @@ import (
 	"github.com/kube-state-push/kube-state-push/encode"
 )
 
-// decoder is the reader's state: every object of the last frame decoded,
+// decoder is the reader's state: every object of the last frame read,
 // from which the next delta regenerates a whole frame. Sets it builds are
 // never modified afterwards, so frames handed out stay valid while the
-// state moves on.
+// state moves on. A frame taken from the writer (adopt) becomes the state
+// as it is, its sets shared with the writer's.
 type decoder struct {
-	// objs are the objects of the last frame, in a stable order (not the
-	// writer's: a frame's object order carries no meaning).
+	// objs are the objects of the last frame, in an order of the
+	// decoder's own, or the writer's after adopt (a frame's object order
+	// carries no meaning).
 	objs []encode.Object
-	// pos maps a key to its index in objs.
+	// pos maps a key to its index in objs, once indexed.
 	pos map[uint64]int
+	// stalePos is set when pos does not index objs: after adopt, until
+	// a delta needs it.
+	stalePos bool
 	// valid is false until a keyframe was decoded, and after an error:
 	// a delta cannot be applied to an unknown state.
 	valid bool
@@ -33,7 +38,34 @@ func (d *decoder) reset() {
 	clear(d.objs)
 	d.objs = d.objs[:0]
 	clear(d.pos)
+	d.stalePos = false
 	d.valid = false
+}
+
+// adopt makes objs, the objects of the frame of the record at the read
+// position as the writer was given them, the state, as if the record had
+// been decoded; their sets are shared, not copied. It returns the old
+// state's slice, emptied, for the writer to reuse. The index of objs is
+// built when a delta needs it: while the reader keeps up, never.
+func (d *decoder) adopt(objs []encode.Object) []encode.Object {
+	old := d.objs
+	clear(old)
+	clear(d.touched)
+	d.objs, d.touched = objs, d.touched[:0]
+	d.stalePos, d.valid = true, true
+	return old[:0]
+}
+
+// index rebuilds pos after adopt.
+func (d *decoder) index() {
+	if !d.stalePos {
+		return
+	}
+	clear(d.pos)
+	for i, o := range d.objs {
+		d.pos[o.Key] = i
+	}
+	d.stalePos = false
 }
 
 // apply decodes a record's body onto the state and, if f is not nil, fills
@@ -89,6 +121,7 @@ func (d *decoder) applyKey(body []byte, f *encode.Frame) error {
 }
 
 func (d *decoder) applyDelta(body []byte, f *encode.Frame) error {
+	d.index()
 	r := reader{b: body}
 	clear(d.touched)
 	d.touched = d.touched[:0]

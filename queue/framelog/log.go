@@ -99,10 +99,31 @@ type Log struct {
 	// sealHead asks the writer to start a new segment: the reader found
 	// bad data in the head, so the deltas after it would be unreadable.
 	sealHead bool
+	// last is the record of the most recent Append, for a reader that
+	// is caught up to take without decoding it.
+	last lastRecord
 	// stats are the counters Stats returns.
 	stats Stats
 	// closed is set by Close.
 	closed bool
+}
+
+// lastRecord is the record the most recent Append wrote, with the frame it
+// was given: the sets (shared, they are immutable) and copies of the
+// caller's slices.
+type lastRecord struct {
+	// ok is set from the Append that wrote the record until the reader
+	// takes it, a later Append fails or writes another record.
+	ok bool
+	// at is where the record starts, end where it ends.
+	at, end pos
+	// hdr is the record's header.
+	hdr header
+	// objs are the frame's objects; reused, and swapped with the
+	// reader's state when it takes them.
+	objs []encode.Object
+	// stale are the frame's staleness markers; reused.
+	stale []encode.Stale
 }
 
 // handed is a frame handed out by Next and not yet acknowledged.
@@ -242,14 +263,25 @@ func scanSegment(fs FS, path string, size int64) ([]recInfo, error) {
 // once the deltas since the last keyframe add up to delta_ratio times its
 // size). It returns once the record is written and, with sync "always",
 // fsynced. f's slices are not kept; its sets are (they are immutable), to
-// compare the next frame against. After an error (a full disk) nothing of
-// f was stored and the next Append starts a new segment.
-func (l *Log) Append(f *encode.Frame) error {
+// compare the next frame against and to hand to a reader that is caught
+// up, and so are the labels of its staleness markers (also immutable).
+// After an error (a full disk) nothing of f was stored and the next Append
+// starts a new segment.
+func (l *Log) Append(f *encode.Frame) (err error) {
 	if err := checkFrame(f); err != nil {
 		return err
 	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
+	defer func() {
+		if err != nil {
+			// The frame a caught-up reader would take is no longer the
+			// last Append's: it reads the log instead.
+			l.mu.Lock()
+			l.dropLastLocked()
+			l.mu.Unlock()
+		}
+	}()
 	l.mu.Lock()
 	closed, seal := l.closed, l.sealHead
 	l.sealHead = false
@@ -288,7 +320,7 @@ func (l *Log) Append(f *encode.Frame) error {
 	if err != nil {
 		return err
 	}
-	if err := l.write(rec); err != nil {
+	if err := l.write(rec, f); err != nil {
 		return err
 	}
 	l.needKey = false
@@ -323,8 +355,9 @@ func (l *Log) encode(f *encode.Frame, key bool) ([]byte, error) {
 	return rec, nil
 }
 
-// write appends a record to the head and publishes it.
-func (l *Log) write(rec []byte) error {
+// write appends f's record to the head and publishes it, and f as the
+// last record's frame.
+func (l *Log) write(rec []byte, f *encode.Frame) error {
 	l.mu.Lock()
 	h := &l.segs[len(l.segs)-1]
 	at := h.size
@@ -351,12 +384,31 @@ func (l *Log) write(rec []byte) error {
 	h.size += n
 	h.recs = append(h.recs, recInfo{end: h.size, samples: hdr.samples})
 	l.size += n
+	l.publishLocked(pos{seg: h.num, off: at}, pos{seg: h.num, off: h.size}, hdr, f)
 	l.stats.Appended++
 	if hdr.kind == kindKey {
 		l.stats.Keyframes++
 	}
 	l.mu.Unlock()
 	return nil
+}
+
+// publishLocked makes f, just written from at to end, the last record.
+// Copying its objects costs a pointer and a key per object, never per
+// series. l.mu must be held.
+func (l *Log) publishLocked(at, end pos, hdr header, f *encode.Frame) {
+	l.dropLastLocked()
+	l.last.ok, l.last.at, l.last.end, l.last.hdr = true, at, end, hdr
+	l.last.objs = append(l.last.objs, f.Objects...)
+	l.last.stale = append(l.last.stale, f.Stale...)
+}
+
+// dropLastLocked forgets the last record's frame, dropping its
+// references to sets and labels. l.mu must be held.
+func (l *Log) dropLastLocked() {
+	clear(l.last.objs)
+	clear(l.last.stale)
+	l.last = lastRecord{objs: l.last.objs[:0], stale: l.last.stale[:0]}
 }
 
 // rotate seals the head and starts a new, empty one. A head left empty by

@@ -21,6 +21,11 @@ const maxFree = 4
 // skipped and counted in Stats (the rest of its segment with it); Next
 // returns other errors only for I/O failures.
 //
+// A reader that is caught up, whose next frame is the one the most recent
+// Append wrote, gets that frame without it being read back: its objects
+// are the sets that Append was given, which also become the state later
+// deltas are decoded on, so that the reader holds no copy of them.
+//
 // Next saves in the checkpoint how far it handed out (fsynced with sync
 // "always"), so that after a restart exactly the frames in flight are
 // flagged Resent; that save is best effort.
@@ -28,9 +33,20 @@ func (l *Log) Next() (*encode.Frame, Info, error) {
 	l.rmu.Lock()
 	defer l.rmu.Unlock()
 	for {
-		size, err := l.locate()
+		l.mu.Lock()
+		size, err := l.locateLocked()
+		var fr *encode.Frame
+		var lh header
+		if err == nil {
+			fr, lh = l.takeLastLocked()
+		}
+		l.mu.Unlock()
 		if err != nil {
 			return nil, Info{}, err
+		}
+		if fr != nil {
+			fr.Objects = append(fr.Objects[:0], l.dec.objs...)
+			return l.handOut(fr, lh)
 		}
 		if l.rf == nil || l.rfNum != l.rd.seg {
 			if l.rf != nil {
@@ -50,7 +66,6 @@ func (l *Log) Next() (*encode.Frame, Info, error) {
 			h, body, err = splitRecord(rec)
 		}
 		replaying := l.rd.seg == l.replay.seg && next <= l.replay.off
-		var fr *encode.Frame
 		if err == nil {
 			if !replaying {
 				fr = l.frame()
@@ -71,26 +86,52 @@ func (l *Log) Next() (*encode.Frame, Info, error) {
 		if replaying {
 			continue
 		}
-		end := l.rd
-		l.inflight = append(l.inflight, handed{end: end, frame: fr})
-		l.handedEnd = end
-		l.mu.Lock()
-		l.rdPub = end
-		l.mu.Unlock()
-		_ = l.saveLocked(l.cfg.Sync == diskbuf.SyncAlways)
-		return fr, Info{
-			Samples:  h.samples,
-			Resent:   !l.resentUntil.before(end),
-			Keyframe: h.kind == kindKey,
-		}, nil
+		return l.handOut(fr, h)
 	}
 }
 
-// locate moves the read position to the next readable record and returns
-// its segment's size, or ErrEmpty. l.rmu must be held.
-func (l *Log) locate() (int64, error) {
+// takeLastLocked returns the frame of the record at the read position
+// without reading it, and moves past it, if it is the last record and the
+// reader's state is the one it applies to: the record is a keyframe, or
+// the state is that of the record before it (the only way to reach a
+// delta with a valid state). Otherwise it returns nil. l.rmu and l.mu
+// must be held.
+func (l *Log) takeLastLocked() (*encode.Frame, header) {
+	last := &l.last
+	if !last.ok || last.at != l.rd || last.hdr.kind != kindKey && !l.dec.valid ||
+		l.rd.seg == l.replay.seg && last.end.off <= l.replay.off {
+		return nil, header{}
+	}
+	fr := l.frame()
+	fr.Timestamp = last.hdr.ts
+	fr.Stale = append(fr.Stale[:0], last.stale...)
+	last.objs = l.dec.adopt(last.objs)
+	h := last.hdr
+	l.rd = last.end
+	l.dropLastLocked()
+	return fr, h
+}
+
+// handOut records fr, the frame of record h ending at the read position,
+// as handed out, and returns it. l.rmu must be held.
+func (l *Log) handOut(fr *encode.Frame, h header) (*encode.Frame, Info, error) {
+	end := l.rd
+	l.inflight = append(l.inflight, handed{end: end, frame: fr})
+	l.handedEnd = end
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.rdPub = end
+	l.mu.Unlock()
+	_ = l.saveLocked(l.cfg.Sync == diskbuf.SyncAlways)
+	return fr, Info{
+		Samples:  h.samples,
+		Resent:   !l.resentUntil.before(end),
+		Keyframe: h.kind == kindKey,
+	}, nil
+}
+
+// locateLocked moves the read position to the next readable record and
+// returns its segment's size, or ErrEmpty. l.rmu and l.mu must be held.
+func (l *Log) locateLocked() (int64, error) {
 	if l.closed {
 		return 0, ErrClosed
 	}
