@@ -47,6 +47,24 @@
 // keyframe up to the first, without handing those frames out, and flags
 // the frames up to the second Info.Resent.
 //
+// A reader that keeps up does not read back what it was just given. The
+// endpoint appends every frame, and reads it back to send it, also while
+// the receiver is healthy; decoding each record would make the reader hold
+// a second copy of every object's series (~100 MB at 10k pods) beside the
+// series maps. So Append keeps, beside its record's position, the frame it
+// was given (the set pointers, which the encoder holds anyway, and copies
+// of the small Objects and Stale slices), and when the next record Next
+// would read is that one, Next hands out a frame of those sets instead,
+// and they become the state later deltas are decoded on: a reader that
+// falls behind decodes copies of the changed objects only, and shares
+// again once it catches up. That record was written by this process's
+// most recent Append and follows the reader's state directly (a keyframe,
+// or a delta read with a valid state, which in a segment means the state
+// of the record before it): a restart, a failed Append, the size cap or
+// bad data leave the reader reading the log until it is there again. The
+// frame is the record's, bit for bit, except for the order of its objects;
+// what is on disk is not checked for it.
+//
 // Bad data (a CRC mismatch, a torn tail, a body that does not decode or
 // that would put series out of range) is skipped and counted, never
 // trusted: the rest of its segment goes with it, since its deltas apply
