@@ -17,16 +17,16 @@ tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics, VictoriaMe
 	scripts/build-tools.sh
 
 test: tools vet fmt-check fuzz-short ## Every test: unit and end-to-end against the real parts, with -race.
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -parallel 4 -timeout 30m $(PKGS)
 
 test-unit: ## Unit tests only (no real parts needed).
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 test-e2e: tools ## End-to-end tests only.
-	$(GO) test -race -count=1 -timeout 20m -v ./e2e
+	$(GO) test -race -count=1 -parallel 4 -timeout 30m -v ./e2e
 
 fuzz-short: ## Each fuzz target for 10s: the config loader, the disk buffer segment reader and record decoder.
-	GO=$(GO) scripts/fuzz-short.sh ./agent FuzzLoad ./queue/diskbuf FuzzSegmentReader ./queue FuzzDecodeRecord
+	GO=$(GO) scripts/fuzz-short.sh ./agent FuzzLoad ./queue/diskbuf FuzzSegmentReader ./queue/framelog FuzzFrameReader
 
 vet:
 	$(GO) vet $(PKGS)

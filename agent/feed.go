@@ -2,11 +2,14 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue"
+	"github.com/kube-state-push/kube-state-push/queue/framelog"
 )
 
 // A snapshot reaches the endpoints as one frame (encode.Frame): references
@@ -24,6 +27,13 @@ import (
 // oldest waiting frame is dropped whole and counted (reason queue_full),
 // never a part of one; its staleness markers are carried to the next frame
 // pushed, so that series that ended in it still end.
+//
+// For an endpoint with a disk buffer (queue.Endpoint.Durable) the feed's
+// goroutine writes each frame to the buffer instead, which never waits for
+// the receiver, and a second goroutine replays the buffer's frames to the
+// endpoint, oldest first, each acknowledged there once delivered:
+//
+//	feed (frames waiting) ──writer──► disk buffer ──replayer──► relabeler ─► queue.Endpoint
 
 // sharedFrame is a frame handed to several feeds; it goes back to its pool
 // once each has released it.
@@ -92,17 +102,32 @@ type frameSink interface {
 	offer(f *sharedFrame)
 }
 
-// dropCounter counts samples a feed drops, by reason (queue.Endpoint).
-type dropCounter interface {
+// feedQueue is what a feed needs of its endpoint (queue.Endpoint): drops
+// it counts, and the disk buffer when there is one.
+type feedQueue interface {
+	// CountDropped counts samples dropped before they were appended.
 	CountDropped(reason string, samples int)
+	// Durable reports whether the endpoint has a disk buffer, which the
+	// other methods use.
+	Durable() bool
+	// WriteFrame stores a frame in the disk buffer (counting a failure).
+	WriteFrame(f *encode.Frame) error
+	// NextFrame returns the oldest stored frame not yet handed out, or
+	// framelog.ErrEmpty.
+	NextFrame() (*encode.Frame, framelog.Info, error)
+	// FrameReady receives after a frame is written.
+	FrameReady() <-chan struct{}
+	// FramePushed says the last frame NextFrame returned was appended and
+	// flushed.
+	FramePushed(info framelog.Info)
 }
 
 // feed hands one endpoint its frames; see the top of this file.
 type feed struct {
 	// app is the endpoint, behind its relabeler if it has one.
 	app appender
-	// drops counts what the feed drops.
-	drops dropCounter
+	// q is the endpoint itself.
+	q feedQueue
 	// limit returns how many frames may wait; read at every offer, as
 	// snapshot_interval may change on a reload.
 	limit func() int
@@ -126,17 +151,32 @@ type feed struct {
 	done chan struct{}
 	// exp expands frames; used by the goroutine only.
 	exp expander
+
+	// With a disk buffer: replayed is closed when the replayer has ended;
+	// replay expands its frames; written holds the frame being written,
+	// with the carried staleness markers (the writer's only).
+	replayed chan struct{}
+	replay   expander
+	written  encode.Frame
 }
 
-// newFeed returns a feed to app; start runs it.
-func newFeed(app appender, drops dropCounter, limit func() int) *feed {
-	f := &feed{app: app, drops: drops, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// newFeed returns a feed to app, in front of q; start runs it.
+func newFeed(app appender, q feedQueue, limit func() int) *feed {
+	f := &feed{app: app, q: q, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), replayed: make(chan struct{})}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	return f
 }
 
-// start runs the feed's goroutine.
-func (f *feed) start() { go f.run() }
+// start runs the feed's goroutines.
+func (f *feed) start() {
+	if !f.q.Durable() {
+		close(f.replayed)
+		go f.run()
+		return
+	}
+	go f.write()
+	go f.runReplay()
+}
 
 // offer queues fr for the endpoint. When limit frames already wait, the
 // oldest is dropped whole and counted.
@@ -159,7 +199,7 @@ func (f *feed) offer(fr *sharedFrame) {
 	f.mu.Unlock()
 	signal(f.wake)
 	if dropped != nil {
-		f.drops.CountDropped(queue.ReasonQueueFull, dropped.Samples()-len(dropped.Stale))
+		f.q.CountDropped(queue.ReasonQueueFull, dropped.Samples()-len(dropped.Stale))
 		dropped.release()
 	}
 }
@@ -204,27 +244,88 @@ func (f *feed) run() {
 		want := fr.Samples() + len(carry)
 		got := f.exp.push(f.ctx, f.app, &fr.Frame, carry)
 		if got < want && f.ctx.Err() != nil {
-			f.drops.CountDropped(queue.ReasonShutdown, want-got)
+			f.q.CountDropped(queue.ReasonShutdown, want-got)
 		}
 		fr.release()
 	}
 }
 
+// write stores frames in the disk buffer until the feed is closed and
+// empty, or cancelled. The staleness markers carried from dropped frames
+// are added to the frame written (a copy: the frame is shared).
+func (f *feed) write() {
+	defer close(f.done)
+	for {
+		fr, carry := f.next()
+		if fr == nil {
+			return
+		}
+		w := &f.written
+		w.Timestamp, w.Objects = fr.Timestamp, fr.Objects
+		w.Stale = append(append(w.Stale[:0], fr.Stale...), f.exp.stillEnded(&fr.Frame, carry)...)
+		_ = f.q.WriteFrame(w) // a failure is counted and logged by the endpoint
+		w.Objects = nil
+		clear(w.Stale)
+		fr.release()
+	}
+}
+
+// runReplay hands the endpoint the disk buffer's frames, oldest first, each
+// acknowledged there once delivered, until the writer has ended and every
+// frame is handed out, or until cancelled. A frame cut off by the stop
+// deadline stays in the buffer for the next start.
+func (f *feed) runReplay() {
+	defer close(f.replayed)
+	writerDone := false
+	for f.ctx.Err() == nil {
+		fr, info, err := f.q.NextFrame()
+		switch {
+		case errors.Is(err, framelog.ErrEmpty):
+			if writerDone {
+				return
+			}
+			select {
+			case <-f.done:
+				writerDone = true // all it wrote is in: one more look
+			case <-f.q.FrameReady():
+			case <-f.ctx.Done():
+			}
+			continue
+		case err != nil:
+			// Counted and logged by the endpoint; try again shortly.
+			select {
+			case <-time.After(time.Second):
+			case <-f.ctx.Done():
+			}
+			continue
+		}
+		want := fr.Samples()
+		if got := f.replay.push(f.ctx, f.app, fr, nil); got < want && f.ctx.Err() != nil {
+			return // cut off: the frame stays in the buffer
+		}
+		f.q.FramePushed(info)
+	}
+}
+
 // stop takes no more frames and waits until those waiting are handed to the
-// endpoint, or until ctx ends: then the one being handed over is cut off
-// and the rest are dropped, counted as shutdown. It returns the number of
-// samples dropped.
+// endpoint (with a disk buffer: written, and every frame of the buffer
+// handed over), or until ctx ends: then the one being handed over is cut
+// off and the rest are dropped, counted as shutdown. It returns the number
+// of samples dropped.
 func (f *feed) stop(ctx context.Context) int {
 	f.mu.Lock()
 	f.closed = true
 	f.mu.Unlock()
 	signal(f.wake)
-	select {
-	case <-f.done:
-	case <-ctx.Done():
+	for _, c := range []chan struct{}{f.done, f.replayed} {
+		select {
+		case <-c:
+		case <-ctx.Done():
+		}
 	}
 	f.cancel()
 	<-f.done
+	<-f.replayed
 	f.mu.Lock()
 	left := f.pending
 	f.pending = nil
@@ -235,7 +336,7 @@ func (f *feed) stop(ctx context.Context) int {
 		fr.release()
 	}
 	if n > 0 {
-		f.drops.CountDropped(queue.ReasonShutdown, n)
+		f.q.CountDropped(queue.ReasonShutdown, n)
 	}
 	return n
 }

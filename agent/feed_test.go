@@ -12,6 +12,7 @@ import (
 
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue"
+	"github.com/kube-state-push/kube-state-push/queue/framelog"
 )
 
 // blockingAppender takes nothing until released, like an endpoint whose
@@ -70,6 +71,16 @@ func (d *drops) CountDropped(reason string, samples int) {
 		d.n = map[string]int{}
 	}
 	d.n[reason] += samples
+}
+
+// Durable implements feedQueue: a memory queue, whose disk buffer methods
+// are never called.
+func (*drops) Durable() bool                  { return false }
+func (*drops) WriteFrame(*encode.Frame) error { panic("no disk buffer") }
+func (*drops) FrameReady() <-chan struct{}    { panic("no disk buffer") }
+func (*drops) FramePushed(framelog.Info)      { panic("no disk buffer") }
+func (*drops) NextFrame() (*encode.Frame, framelog.Info, error) {
+	panic("no disk buffer")
 }
 
 func (d *drops) get(reason string) int {

@@ -31,7 +31,7 @@ type Config struct {
 	HTTPClientConfig config.HTTPClientConfig `yaml:",inline"`
 	// QueueConfig tunes sharding, batching and retries.
 	QueueConfig QueueConfig `yaml:"queue_config,omitempty"`
-	// DiskBuffer keeps pending batches on disk (diskbufconfig.go); no
+	// DiskBuffer keeps pending snapshots on disk (diskbufconfig.go); no
 	// directory keeps them in memory only.
 	DiskBuffer DiskBufferConfig `yaml:"disk_buffer,omitempty"`
 	// WriteRelabelConfigs relabel every series sent to this endpoint, after

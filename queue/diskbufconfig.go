@@ -6,16 +6,18 @@ import (
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 )
 
-// DiskBufferConfig turns on an endpoint's on-disk buffer: every batch is
-// written to disk before it counts as queued, and sent from there, so that
-// neither a receiver outage nor a killed agent loses samples.
+// DiskBufferConfig turns on an endpoint's on-disk buffer: every snapshot is
+// written to disk (as its difference from the one before) before it counts
+// as queued, and sent from there, so that neither a receiver outage nor a
+// killed agent loses samples.
 type DiskBufferConfig struct {
 	// Directory holds the endpoint's buffer; empty keeps batches in memory
 	// only. Each endpoint needs a directory of its own (it is locked while
 	// the endpoint runs); it is created if missing.
 	Directory string `yaml:"directory,omitempty"`
-	// MaxBytes caps the buffer's size on disk; past it the oldest batches
-	// are dropped and counted (reason buffer_full).
+	// MaxBytes caps the buffer's size on disk, the whole directory; past it
+	// the oldest snapshots are dropped whole and counted (reason
+	// buffer_full).
 	MaxBytes int64 `yaml:"max_bytes,omitempty"`
 }
 
@@ -23,8 +25,8 @@ type DiskBufferConfig struct {
 // 1 GiB cap.
 var DefaultDiskBufferConfig = DiskBufferConfig{MaxBytes: 1 << 30}
 
-// minDiskBufferBytes is the smallest max_bytes: room for a few batches per
-// shard.
+// minDiskBufferBytes is the smallest max_bytes: room for a few segments of
+// a small cluster.
 const minDiskBufferBytes = 1 << 20
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
@@ -34,7 +36,7 @@ func (d *DiskBufferConfig) UnmarshalYAML(unmarshal func(any) error) error {
 	return unmarshal((*plain)(d))
 }
 
-// Enabled reports whether batches go to disk.
+// Enabled reports whether snapshots go to disk.
 func (d *DiskBufferConfig) Enabled() bool { return d.Directory != "" }
 
 // Validate checks the settings. Keys in errors are relative to disk_buffer.

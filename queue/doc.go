@@ -26,15 +26,16 @@
 // sends nothing until the old one has sent all it holds, so every series
 // stays in order.
 //
-// With disk_buffer (disklanes.go), each shard is an on-disk FIFO (package
-// diskbuf) instead of a memory ring: Append writes each shard's samples as
-// records of at most max_samples_per_send (record.go: a Remote-Write 1.0
-// request, protocol-neutral, decoded again at send time) and returns
-// without waiting for the receiver; a shard acknowledges a batch only after
-// its final answer. Past max_retry_duration a batch stays and is tried
-// again; past max_bytes the oldest are dropped and counted. After a kill
-// the agent resumes where it stopped and sends again only what each shard
-// had in flight (counted as resent).
+// With disk_buffer (durable.go), the producer first writes every snapshot
+// whole to a frame log on disk (package framelog): each as its difference
+// from the one before, on a keyframe per segment, fsynced before it counts
+// as queued, so an outage of hours at 10k pods costs tens of megabytes.
+// It then reads the frames back in order and appends their samples to the
+// shards as above; a frame is acknowledged in the log once every shard has
+// settled its samples. Past max_retry_duration a batch is kept and tried
+// again; past max_bytes the oldest snapshots are dropped whole and counted.
+// After a kill the agent resumes where it stopped and sends again only the
+// snapshots in flight (counted as resent).
 //
 // The queue never imports package watch: it only knows encoded samples.
 //

@@ -37,9 +37,10 @@ type Item struct {
 }
 
 // Endpoint delivers samples to one remote_write URL through shards whose
-// number follows the load (lanes.go, reshard.go), each queueing in memory
-// or, with disk_buffer, on disk (disklanes.go). Delivery of a batch is in
-// deliver.go, the logging of drops in droplog.go.
+// number follows the load (lanes.go, reshard.go). With disk_buffer, whole
+// snapshots are kept in a frame log on disk until the shards have
+// delivered them (durable.go). Delivery of a batch is in deliver.go, the
+// logging of drops in droplog.go.
 type Endpoint struct {
 	// cfg is the endpoint's validated configuration.
 	cfg Config
@@ -77,8 +78,6 @@ type Endpoint struct {
 	// staging holds one scratch list per lane for Append, reused between
 	// calls; only the single producer touches it.
 	staging [][]encode.Sample
-	// rec is Append's scratch space for disk buffer records.
-	rec recordScratch
 	// drops rate-limits the log lines about dropped batches; keeps those
 	// about batches kept in the disk buffer after their retries ended.
 	drops, keeps dropLog
@@ -138,12 +137,11 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	e.drops.every = time.Minute
 	e.keeps.every, e.keeps.kept = time.Minute, true
 	if cfg.DiskBuffer.Enabled() {
-		if e.gens, err = e.openDisk(); err != nil {
+		if err := e.openDisk(); err != nil {
 			return nil, fmt.Errorf("endpoint %q: disk_buffer %s: %w", cfg.Name, cfg.DiskBuffer.Directory, err)
 		}
-	} else {
-		e.gens = []*generation{e.newMemoryGeneration(cfg.QueueConfig.MinShards, nil)}
 	}
+	e.gens = []*generation{e.newGeneration(cfg.QueueConfig.MinShards, nil)}
 	e.cur = e.gens[len(e.gens)-1]
 	n := len(e.cur.lanes)
 	e.shardCount.Store(int64(n))
@@ -152,21 +150,9 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 }
 
 // Close releases what New took for an endpoint that is never started: its
-// disk buffers (whose data stays for the next endpoint on the directory) and
+// disk buffer (whose data stays for the next endpoint on the directory) and
 // the directory's lock. A started endpoint is ended with Stop instead.
-func (e *Endpoint) Close() {
-	if e.disk == nil {
-		return
-	}
-	for _, g := range e.gens {
-		for _, l := range g.lanes {
-			if l.buf != nil {
-				e.closeLane(l)
-			}
-		}
-	}
-	e.unlockDisk()
-}
+func (e *Endpoint) Close() { e.closeDisk() }
 
 // SetMetadata replaces the families' metadata (Options.Metadata), as a
 // reload that changes the families selected does: 2.0 requests carry the new
@@ -190,11 +176,11 @@ func (e *Endpoint) Start() {
 	go e.runMetadata()
 }
 
-// Append queues items, each on the shard its hash picks, in order. In
-// memory it blocks while a shard is full, until ctx ends; with a disk
-// buffer it returns once the items are written to disk, whatever the
-// receiver does. It returns the number of items queued. Append must be
-// called by one goroutine at a time, and not after Stop.
+// Append queues items, each on the shard its hash picks, in order. It
+// blocks while a shard is full, until ctx ends, and returns the number of
+// items queued. Append must be called by one goroutine at a time, and not
+// after Stop. With a disk buffer, the items come from a frame NextFrame
+// returned (see Durable).
 func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 	e.maybeReshard()
 	g := e.cur
@@ -217,13 +203,14 @@ func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 		if len(staging[i]) == 0 {
 			continue
 		}
-		if l.buf != nil {
-			queued += e.appendDisk(l, staging[i])
-		} else {
-			k := l.ring.push(ctx, staging[i])
+		k := l.ring.push(ctx, staging[i])
+		l.appended.Add(int64(k))
+		if e.disk == nil {
+			// With a disk buffer queue_length counts the frames not yet
+			// acknowledged instead (durable.go).
 			e.metrics.queueLength.Add(float64(k))
-			queued += k
 		}
+		queued += k
 		clear(staging[i]) // drop label references for the GC
 	}
 	e.load.in.Add(int64(queued))
@@ -234,23 +221,13 @@ func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 }
 
 // Flush tells the endpoint that the producer has handed over a whole
-// snapshot: memory lanes send their last, partial batch now rather than after
+// snapshot: the lanes send their last, partial batch now rather than after
 // batch_send_deadline, so a snapshot arrives complete one send after it was
-// taken. Disk lanes send as soon as data is on disk anyway. Flush never
-// blocks; like Append, it is called by the producer's goroutine.
+// taken. Flush never blocks; like Append, it is called by the producer's
+// goroutine.
 func (e *Endpoint) Flush() {
 	for _, l := range e.cur.lanes {
-		if l.kick != nil {
-			signal(l.kick)
-		}
-		if l.buf != nil && l.dirty {
-			// The snapshot counts as queued once it is on stable storage:
-			// one fsync per lane written to, per snapshot.
-			l.dirty = false
-			if err := l.buf.Sync(); err != nil {
-				e.drops.log(e.log, ReasonBufferError, 0, fmt.Errorf("syncing the disk buffer: %w", err))
-			}
-		}
+		signal(l.kick)
 	}
 }
 
@@ -279,7 +256,7 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 	select {
 	case <-done:
 		e.cancelSend()
-		e.unlockDisk()
+		e.closeDisk()
 		return nil
 	case <-ctx.Done():
 	}
@@ -287,17 +264,15 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 	left := 0
 	for _, g := range gens {
 		for _, l := range g.lanes {
-			if l.ring != nil {
-				left += l.ring.close()
-			}
+			left += l.ring.close()
 		}
 	}
 	e.cancelSend()
 	<-done
 	if e.disk != nil {
-		e.log.Warn("stop deadline passed: unsent samples stay in the disk buffer for the next start",
-			"samples", e.disk.pending.Load(), "dir", e.disk.dir)
-		e.unlockDisk()
+		e.log.Warn("stop deadline passed: unsent snapshots stay in the disk buffer for the next start",
+			"samples", e.disk.queued(), "dir", e.disk.dir)
+		e.closeDisk()
 		return nil
 	}
 	if left > 0 {
@@ -309,18 +284,4 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 		return fmt.Errorf("endpoint %q: %d samples dropped at stop", e.cfg.Name, n)
 	}
 	return nil
-}
-
-// unlockDisk releases the disk buffer directory, once every lane has
-// closed its buffer. What stays on disk leaves the queue_length gauge: the
-// next endpoint on the directory (a reload's handover, which shares the
-// gauge) counts it again when it opens the buffer.
-func (e *Endpoint) unlockDisk() {
-	if e.disk == nil {
-		return
-	}
-	e.forgetPending()
-	if err := e.disk.lock.Close(); err != nil {
-		e.log.Error("unlocking the disk buffer directory", "err", err)
-	}
 }

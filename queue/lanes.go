@@ -2,30 +2,25 @@ package queue
 
 import (
 	"math"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
 )
 
-// lane is one shard: its queue (a memory ring, or a disk buffer) and the
-// goroutine that sends from it, one batch at a time, which keeps every
-// series in order.
+// lane is one shard: its memory ring and the goroutine that sends from it,
+// one batch at a time, which keeps every series in order.
 type lane struct {
-	// ring holds the samples waiting to be sent; nil with a disk buffer.
+	// ring holds the samples waiting to be sent.
 	ring *ring
-	// buf holds the lane's batches on disk; nil without a disk buffer.
-	buf *diskbuf.Buffer
 	// flush is closed (by flushNow) to make the lane send what it has
 	// without waiting for the batch deadline, and exit once empty.
 	flush     chan struct{}
 	flushOnce sync.Once
 	// kick gets a token (capacity 1) when the producer has handed over a
-	// whole snapshot (Endpoint.Flush): a memory lane then sends its partial
+	// whole snapshot (Endpoint.Flush): the lane then sends its partial
 	// batch at once instead of waiting out batch_send_deadline.
 	kick chan struct{}
 	// v1 and v2 encode the lane's batches; they keep scratch space
@@ -34,23 +29,18 @@ type lane struct {
 	v2 *encode.V2Encoder
 	// bodies are the lane's request bodies, reused once released (body.go).
 	bodies bodyPool
-	// resend is set on a disk lane that held unacknowledged batches when
-	// the endpoint started, until its first batch is answered: that batch
-	// may have been delivered before the restart. Only the lane's
-	// goroutine uses it once started.
-	resend bool
 	// drained is set by the lane's goroutine when it exits with nothing
 	// left to send; read after the generation's WaitGroup.
 	drained bool
-	// dirty is set when the producer wrote to the lane's disk buffer since
-	// the last Flush, which fsyncs it; only the producer uses it.
-	dirty bool
 
-	// statsMu guards reported.
-	statsMu sync.Mutex
-	// reported is the disk buffer's size and corrupt count as last added
-	// to the endpoint's gauges and counter.
-	reported diskbuf.Stats
+	// appended counts the samples the producer put in the ring; settled
+	// those the lane has done with (accepted, or dropped and counted), in
+	// the same order. A Mark compares them (durable.go).
+	appended, settled atomic.Int64
+	// resendUntil is the appended count up to which samples may have been
+	// delivered before a restart (durable.go): their batches are sent as
+	// resent.
+	resendUntil atomic.Int64
 }
 
 // flushNow closes the lane's flush channel, once.
@@ -63,10 +53,6 @@ func (l *lane) flushNow() { l.flushOnce.Do(func() { close(l.flush) }) }
 // stays in order across the change (as Prometheus stops the old shards
 // before it starts the new ones). The producer keeps appending meanwhile.
 type generation struct {
-	// num numbers the generation's directory; 0 in memory.
-	num uint64
-	// dir is the generation's directory; "" in memory.
-	dir string
 	// lanes are the generation's shards.
 	lanes []*lane
 	// prevDone is closed when the previous generation has finished; nil
@@ -75,15 +61,12 @@ type generation struct {
 	// wg tracks the lane goroutines.
 	wg sync.WaitGroup
 	// done is closed when every lane has exited and the generation has
-	// been cleaned up.
+	// left the live list.
 	done chan struct{}
-	// superseded is set once a newer generation takes the new samples: a
-	// fully drained superseded generation deletes its directory.
-	superseded atomic.Bool
 }
 
-// newMemoryGeneration returns a generation of n memory lanes.
-func (e *Endpoint) newMemoryGeneration(n int, prevDone <-chan struct{}) *generation {
+// newGeneration returns a generation of n lanes.
+func (e *Endpoint) newGeneration(n int, prevDone <-chan struct{}) *generation {
 	g := &generation{prevDone: prevDone, done: make(chan struct{})}
 	for range n {
 		g.lanes = append(g.lanes, &lane{ring: newRing(e.cfg.QueueConfig.Capacity), flush: make(chan struct{}), kick: make(chan struct{}, 1)})
@@ -91,27 +74,11 @@ func (e *Endpoint) newMemoryGeneration(n int, prevDone <-chan struct{}) *generat
 	return g
 }
 
-// newGeneration returns a generation of n lanes, on disk or in memory.
-func (e *Endpoint) newGeneration(n int, prevDone <-chan struct{}) (*generation, error) {
-	if e.disk == nil {
-		return e.newMemoryGeneration(n, prevDone), nil
-	}
-	return e.disk.create(e, n, prevDone)
-}
-
 // startGeneration starts g's lane goroutines and the one that cleans up
 // after them.
 func (e *Endpoint) startGeneration(g *generation) {
 	for _, l := range g.lanes {
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			if l.buf != nil {
-				e.runDiskLane(g, l)
-			} else {
-				e.runShard(g, l)
-			}
-		}()
+		g.wg.Go(func() { e.runShard(g, l) })
 	}
 	go func() {
 		g.wg.Wait()
@@ -119,15 +86,9 @@ func (e *Endpoint) startGeneration(g *generation) {
 	}()
 }
 
-// finishGeneration runs once g's lanes have exited: a superseded
-// generation whose lanes sent everything deletes its directory; g leaves
-// the live list and its done channel is closed.
+// finishGeneration runs once g's lanes have exited: g leaves the live list
+// and its done channel is closed.
 func (e *Endpoint) finishGeneration(g *generation) {
-	if g.dir != "" && g.superseded.Load() && !slices.ContainsFunc(g.lanes, func(l *lane) bool { return !l.drained }) {
-		if err := os.RemoveAll(g.dir); err != nil {
-			e.log.Error("removing a drained disk buffer generation", "dir", g.dir, "err", err)
-		}
-	}
 	e.mu.Lock()
 	e.gens = slices.DeleteFunc(e.gens, func(x *generation) bool { return x == g })
 	e.mu.Unlock()
@@ -173,12 +134,7 @@ func (e *Endpoint) maybeReshard() {
 	if busy {
 		return // the previous change is still draining; the loop asks again
 	}
-	g, err := e.newGeneration(want, cur.done)
-	if err != nil {
-		e.log.Error("resharding: keeping the current shards", "from", len(cur.lanes), "to", want, "err", err)
-		e.want.Store(0)
-		return
-	}
+	g := e.newGeneration(want, cur.done)
 	e.mu.Lock()
 	e.gens = append(e.gens, g)
 	e.mu.Unlock()
@@ -186,7 +142,6 @@ func (e *Endpoint) maybeReshard() {
 	e.shardCount.Store(int64(want))
 	e.metrics.shards.Set(float64(want))
 	e.log.Info("resharding", "from", len(cur.lanes), "to", want)
-	cur.superseded.Store(true)
 	e.startGeneration(g)
 	for _, l := range cur.lanes {
 		l.flushNow()

@@ -131,8 +131,9 @@ func (e *Endpoint) runShard(g *generation, l *lane) {
 	for {
 		batch = l.ring.take(batch, q.MaxSamplesPerSend-len(batch))
 		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
-			e.sendBatch(l, batch, delivery{}, nil)
-			e.metrics.queueLength.Sub(float64(len(batch)))
+			if !e.settle(l, batch) {
+				return // cancelled after the stop deadline: Stop counts the rest
+			}
 			clear(batch) // drop label references for the GC
 			batch = batch[:0]
 			if timerOn {
@@ -165,9 +166,41 @@ func (e *Endpoint) runShard(g *generation, l *lane) {
 			flush = nil // closed: stop selecting on it
 		case <-e.sendCtx.Done():
 			// Taken from the ring, so Stop did not count them.
-			e.dropAtShutdown(len(batch))
-			e.metrics.queueLength.Sub(float64(len(batch)))
+			if e.disk == nil {
+				e.dropAtShutdown(len(batch))
+				e.metrics.queueLength.Sub(float64(len(batch)))
+			}
 			return
 		}
 	}
+}
+
+// settle sends batch until it is done with (accepted, or dropped and
+// counted) and counts it as settled; it reports false if the send context
+// ended first. In memory a batch is done with after one delivery. With a
+// disk buffer a batch whose retries ended is kept and tried again after a
+// pause, and one cut off by the stop deadline is left: its frame stays in
+// the log (durable.go).
+func (e *Endpoint) settle(l *lane, batch []encode.Sample) bool {
+	d := delivery{keep: e.disk != nil, resent: l.settled.Load() < l.resendUntil.Load()}
+	for send := batch; ; {
+		var o outcome
+		o, send = e.sendBatch(l, send, d, nil)
+		if o == delivered {
+			break
+		}
+		if e.disk == nil || o == stopped || !e.pause() {
+			if e.disk == nil {
+				e.metrics.queueLength.Sub(float64(len(batch)))
+			}
+			return false
+		}
+	}
+	l.settled.Add(int64(len(batch)))
+	if e.disk == nil {
+		e.metrics.queueLength.Sub(float64(len(batch)))
+	} else {
+		e.ackSettled()
+	}
+	return e.sendCtx.Err() == nil
 }

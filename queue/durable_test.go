@@ -2,21 +2,23 @@ package queue
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue/framelog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
@@ -203,7 +205,77 @@ func copyTree(t *testing.T, dir string) string {
 
 // A receiver outage: Append goes on without blocking, batches whose retries
 // end stay in the buffer (none is dropped), and once the receiver is back
-// the backlog drains in order while new rounds keep arriving.
+
+// roundFrame is the frame of round r of series s0..s<n-1>: one object,
+// value r, timestamp one second per round, as the agent's snapshots are.
+// With wide, the series are wideRoundItems' and the object is a new one
+// each round (a pod replaced by another), so that every frame stores its
+// series in full.
+func roundFrame(n, r int, wide bool) *encode.Frame {
+	items := roundItems(n, r)
+	if wide {
+		items = wideRoundItems(n, r)
+	}
+	set := &encode.SeriesSet{}
+	for _, it := range items {
+		off := uint32(len(set.Buf))
+		set.Buf = append(set.Buf, it.Labels...)
+		set.Refs = append(set.Refs, encode.Ref{Off: off, Len: uint32(len(it.Labels)), Hash: it.Hash, Value: it.Value})
+	}
+	key := uint64(1)
+	if wide {
+		key += uint64(r)
+	}
+	return &encode.Frame{Timestamp: items[0].Timestamp, Objects: []encode.Object{{Key: key, Set: set}}}
+}
+
+// frameItems expands a frame into items, as the agent's feed does.
+func frameItems(f *encode.Frame) []Item {
+	var out []Item
+	for _, o := range f.Objects {
+		for i, r := range o.Set.Refs {
+			out = append(out, Item{Sample: encode.Sample{Labels: o.Set.Labels(i), Value: r.Value, Timestamp: f.Timestamp}, Hash: r.Hash})
+		}
+	}
+	for _, s := range f.Stale {
+		out = append(out, Item{Sample: encode.Sample{Labels: s.Labels, Value: encode.StaleNaN, Timestamp: f.Timestamp}, Hash: s.Hash})
+	}
+	return out
+}
+
+// pushStored hands the lanes every frame of e's disk buffer not yet handed
+// out, as the agent's feed does: NextFrame, Append, Flush, FramePushed.
+func pushStored(t *testing.T, e *Endpoint) {
+	t.Helper()
+	for {
+		f, info, err := e.NextFrame()
+		if errors.Is(err, framelog.ErrEmpty) {
+			return
+		}
+		require.NoError(t, err)
+		items := frameItems(f)
+		require.Equal(t, len(items), e.Append(t.Context(), items))
+		e.Flush()
+		e.FramePushed(info)
+	}
+}
+
+// writeRounds writes rounds from..to-1 of n series to e's disk buffer and,
+// with push, hands them to the lanes.
+func writeRounds(t *testing.T, e *Endpoint, n, from, to int, push bool) {
+	t.Helper()
+	for r := from; r < to; r++ {
+		require.NoError(t, e.WriteFrame(roundFrame(n, r, false)))
+		if push {
+			pushStored(t, e)
+		}
+	}
+}
+
+// A receiver outage: snapshots are written and handed to the lanes without
+// waiting for the receiver, batches whose retries end are kept (none is
+// dropped), and once the receiver is back the backlog drains in order while
+// new rounds keep arriving.
 func TestDiskBufferOutage(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
@@ -220,10 +292,8 @@ func TestDiskBufferOutage(t *testing.T) {
 	}))
 	const series = 50
 	start := time.Now()
-	for r := range 20 {
-		require.Equal(t, series, e.Append(t.Context(), roundItems(series, r)))
-	}
-	require.Less(t, time.Since(start), 2*time.Second, "Append does not wait for the receiver")
+	writeRounds(t, e, series, 0, 20, true)
+	require.Less(t, time.Since(start), 2*time.Second, "nothing waits for the receiver")
 	// The outage outlasts max_retry_duration several times over.
 	require.Eventually(t, func() bool {
 		return time.Since(start) > 10*20*time.Millisecond && srv.count() >= 10
@@ -235,22 +305,22 @@ func TestDiskBufferOutage(t *testing.T) {
 	require.Positive(t, gaugeOf(t, m, "buffer_segments"))
 
 	down.Store(false)
-	for r := 20; r < 30; r++ {
-		require.Equal(t, series, e.Append(t.Context(), roundItems(series, r)))
-	}
+	writeRounds(t, e, series, 20, 30, true)
+	require.Eventually(t, func() bool { return gaugeOf(t, m, "queue_length") == 0 }, 10*time.Second, time.Millisecond,
+		"every frame acknowledged once delivered")
 	require.NoError(t, stop(t, e, 10*time.Second))
 	requireRounds(t, srv.got(), series, 0, 30)
 	require.Equal(t, float64(30*series), counter(t, m.samplesSent))
 	requireNoDrops(t, m)
 	require.Zero(t, gaugeOf(t, m, "queue_length"))
-	require.Zero(t, gaugeOf(t, m, "buffer_bytes"), "closed buffers leave the gauge")
+	require.Zero(t, gaugeOf(t, m, "buffer_bytes"), "a closed buffer leaves the gauge")
 }
 
 // A killed agent (its directory copied while a request is in flight)
-// restarts where it stopped: every sample arrives, and only the batch that
-// was in flight, several records marked together, is sent again, counted
-// as resent. A receiver that refuses that resent batch (400, as Prometheus
-// does once it holds newer samples) has it counted apart from bad data.
+// restarts where it stopped: every sample arrives, and only the frames that
+// were in flight are sent again, counted as resent. A receiver that refuses
+// a resent batch (400, as Prometheus does once it holds newer samples) has
+// it counted apart from bad data.
 func TestDiskBufferRestartAfterKill(t *testing.T) {
 	dir := t.TempDir()
 	hold := make(chan struct{})
@@ -270,31 +340,25 @@ func TestDiskBufferRestartAfterKill(t *testing.T) {
 		c.QueueConfig.MaxSamplesPerSend = 10
 	}
 	const series, rounds = 4, 10
-	// Records of one round (4 samples) each, queued before the lane starts:
-	// requests of two records, 8 samples.
+	// Frames of 4 samples, requests of 10: the first two requests settle
+	// rounds 0 to 4 exactly.
 	e1, m1, err := buildTestEndpoint(t, srv1.URL, withDisk(dir, shards), func(e *Endpoint) {
-		for r := range rounds {
-			require.Equal(t, series, e.Append(t.Context(), roundItems(series, r)))
-		}
+		writeRounds(t, e, series, 0, rounds, true)
 	})
 	require.NoError(t, err)
 	srv1.waitCount(t, 3)
 	killed := copyTree(t, dir)
 	require.NoError(t, stop(t, e1, 50*time.Millisecond), "nothing is dropped: it stays on disk")
 	requireNoDrops(t, m1)
-	requireRounds(t, srv1.got(), series, 0, 4)
-	srv1.mu.Lock()
-	inFlight := srv1.requests[2]
-	srv1.mu.Unlock()
-	require.Len(t, inFlight, 8, "rounds 4 and 5 in flight")
+	requireRounds(t, srv1.got(), series, 0, 5)
 
 	t.Run("accepted", func(t *testing.T) {
 		srv2 := newRecorder(t, nil)
 		e2, m2 := newTestEndpoint(t, srv2.URL, withDisk(copyTree(t, killed), shards))
+		pushStored(t, e2)
 		require.NoError(t, stop(t, e2, 10*time.Second))
-		require.Equal(t, inFlight, srv2.accepted[0], "first the batch that was in flight, as it was")
-		requireRounds(t, srv2.got(), series, 4, rounds)
-		require.Equal(t, float64(len(inFlight)), counter(t, m2.buffer.resent), "resent: the batch in flight, no more")
+		requireRounds(t, srv2.got(), series, 5, rounds)
+		require.Equal(t, float64(series*(rounds-5)), counter(t, m2.buffer.resent), "resent: the frames in flight, no more")
 		requireNoDrops(t, m2)
 	})
 	t.Run("refused as already stored", func(t *testing.T) {
@@ -305,112 +369,39 @@ func TestDiskBufferRestartAfterKill(t *testing.T) {
 			return http.StatusNoContent
 		})
 		e2, m2 := newTestEndpoint(t, srv2.URL, withDisk(copyTree(t, killed), shards))
+		pushStored(t, e2)
 		require.NoError(t, stop(t, e2, 10*time.Second))
-		requireRounds(t, srv2.got(), series, 6, rounds)
-		require.Equal(t, float64(len(inFlight)), counter(t, m2.samplesDropped, ReasonResent))
+		refused := counter(t, m2.samplesDropped, ReasonResent)
+		require.Positive(t, refused, "the first batch of resent samples")
 		require.Zero(t, counter(t, m2.samplesDropped, ReasonBadRequest))
-		require.Zero(t, counter(t, m2.buffer.resent))
+		require.Equal(t, float64(series*(rounds-5))-refused, counter(t, m2.buffer.resent), "the rest of the frames in flight")
 	})
 }
 
-// At the size cap the oldest batches go, counted; the batch in flight and
-// the newest stay, so each series gets its oldest and newest rounds with
-// one gap between, in order.
+// At the size cap the oldest snapshots go whole, counted; the newest stay,
+// so each series gets an unbroken run of the newest rounds, in order.
 func TestDiskBufferSizeCap(t *testing.T) {
-	var down atomic.Bool
-	down.Store(true)
-	srv := newRecorder(t, func(int, *http.Request) int {
-		if down.Load() {
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusNoContent
-	})
+	srv := newRecorder(t, nil)
 	const capBytes = 1 << 20
 	e, m := newTestEndpoint(t, srv.URL, withDisk(t.TempDir(), func(c *Config) {
 		c.DiskBuffer.MaxBytes = capBytes
-		c.QueueConfig.MaxRetryDuration = 20 * time.Millisecond
 	}))
-	const series = 200
-	rounds := 0
-	for ; counter(t, m.samplesDropped, ReasonBufferFull) == 0; rounds++ {
-		require.Less(t, rounds, 20000, "the cap was never reached")
-		require.Equal(t, series, e.Append(t.Context(), wideRoundItems(series, rounds)))
+	const series, rounds = 500, 100
+	for r := range rounds {
+		require.NoError(t, e.WriteFrame(roundFrame(series, r, true)))
+		require.LessOrEqual(t, gaugeOf(t, m, "buffer_bytes"), float64(capBytes))
 	}
-	for end := rounds + 20; rounds < end; rounds++ {
-		e.Append(t.Context(), wideRoundItems(series, rounds))
-	}
-	_, segment := laneSizes(capBytes, 1)
-	require.LessOrEqual(t, gaugeOf(t, m, "buffer_bytes"), float64(capBytes))
 	dropped := counter(t, m.samplesDropped, ReasonBufferFull)
-	require.Equal(t, float64(rounds*series)-dropped, gaugeOf(t, m, "queue_length"))
-	t.Logf("%d rounds of %d samples, %d dropped, %.0f bytes on disk in %.0f segments of at most %d",
-		rounds, series, int(dropped), gaugeOf(t, m, "buffer_bytes"), gaugeOf(t, m, "buffer_segments"), segment)
-
-	down.Store(false)
-	require.NoError(t, stop(t, e, 30*time.Second))
-	got := srv.got()
-	require.Equal(t, float64(rounds*series), float64(len(got))+dropped, "every sample sent or counted")
-	require.Equal(t, float64(len(got)), counter(t, m.samplesSent))
-	for name, values := range perSeries(got) {
-		require.True(t, slices.IsSorted(values), "series %s in order", name)
-		require.Equal(t, 0.0, values[0], "series %s: the batch in flight was kept", name)
-		require.Equal(t, float64(rounds-1), values[len(values)-1], "series %s: the newest kept", name)
-		gaps := 0
-		for i := 1; i < len(values); i++ {
-			require.NotEqual(t, values[i-1], values[i], "series %s: no duplicates", name)
-			if values[i] != values[i-1]+1 {
-				gaps++
-			}
-		}
-		require.Equal(t, 1, gaps, "series %s: one run of the oldest dropped", name)
-	}
+	require.Positive(t, dropped)
+	require.Zero(t, math.Mod(dropped, series), "whole snapshots")
+	pushStored(t, e)
+	require.NoError(t, stop(t, e, 10*time.Second))
+	kept := rounds - int(dropped)/series
+	requireRounds(t, srv.got(), series, rounds-kept, rounds)
 }
 
-// A corrupt segment is skipped and counted at the next start; what else
-// the buffer holds is sent, in order.
-func TestDiskBufferCorruptSegment(t *testing.T) {
-	dir := t.TempDir()
-	change := withDisk(dir, func(c *Config) {
-		c.DiskBuffer.MaxBytes = 2 << 20 // segments of 512 KiB
-		c.QueueConfig.MaxRetryDuration = 20 * time.Millisecond
-	})
-	down := newRecorder(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
-	e1, m1 := newTestEndpoint(t, down.URL, change)
-	const series = 300
-	rounds := 0
-	for ; gaugeOf(t, m1, "buffer_segments") < 4; rounds++ {
-		require.Less(t, rounds, 20000)
-		e1.Append(t.Context(), wideRoundItems(series, rounds))
-	}
-	require.NoError(t, stop(t, e1, 50*time.Millisecond))
-	requireNoDrops(t, m1)
-
-	segs, err := filepath.Glob(filepath.Join(dir, "g*", "lane-000", "*.seg"))
-	require.NoError(t, err)
-	sort.Strings(segs)
-	require.GreaterOrEqual(t, len(segs), 4)
-	bad := segs[1]
-	data, err := os.ReadFile(bad)
-	require.NoError(t, err)
-	data[len(data)/2] ^= 0xff
-	require.NoError(t, os.WriteFile(bad, data, 0o644))
-
-	srv := newRecorder(t, nil)
-	e2, m2 := newTestEndpoint(t, srv.URL, change)
-	require.NoError(t, stop(t, e2, 30*time.Second))
-	require.Equal(t, 1.0, counter(t, m2.buffer.corrupt))
-	requireNoDrops(t, m2)
-	require.Zero(t, gaugeOf(t, m2, "queue_length"), "what could not be read was never counted as queued")
-	got := perSeries(srv.got())
-	require.Len(t, got, series)
-	for name, values := range got {
-		require.True(t, slices.IsSorted(values), "series %s in order", name)
-		require.Less(t, len(values), rounds, "series %s: the corrupt part is gone", name)
-		require.Equal(t, float64(rounds-1), values[len(values)-1], "series %s: later segments were read", name)
-	}
-}
-
-// One directory serves one endpoint at a time.
+// Two endpoints never share a directory: the second fails to open it until
+// the first has stopped.
 func TestDiskBufferLock(t *testing.T) {
 	dir := t.TempDir()
 	srv := newRecorder(t, nil)
@@ -423,52 +414,9 @@ func TestDiskBufferLock(t *testing.T) {
 	require.NoError(t, stop(t, e, 10*time.Second), "free again after Stop")
 }
 
-// Restarted with another shard count, the agent first sends what the old
-// shards hold, then the new rounds, so every series stays in order; the
-// drained generation's directory is removed.
-func TestDiskBufferRestartWithOtherShardCount(t *testing.T) {
-	dir := t.TempDir()
-	down := newRecorder(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
-	const series = 30
-	e1, _ := newTestEndpoint(t, down.URL, withDisk(dir, func(c *Config) {
-		c.QueueConfig.MinShards, c.QueueConfig.MaxShards = 3, 3
-		c.QueueConfig.MaxRetryDuration = 20 * time.Millisecond
-	}))
-	for r := range 10 {
-		e1.Append(t.Context(), roundItems(series, r))
-	}
-	require.NoError(t, stop(t, e1, 50*time.Millisecond))
-	old, err := filepath.Glob(filepath.Join(dir, "g*-3"))
-	require.NoError(t, err)
-	require.Len(t, old, 1)
-
-	// Slow answers, so that new rounds are queued while the old shards
-	// still drain.
-	srv := newRecorder(t, func(int, *http.Request) int {
-		time.Sleep(2 * time.Millisecond)
-		return http.StatusNoContent
-	})
-	e2, m2 := newTestEndpoint(t, srv.URL, withDisk(dir, func(c *Config) {
-		c.QueueConfig.MinShards, c.QueueConfig.MaxShards = 1, 2
-		c.QueueConfig.MaxSamplesPerSend = 5
-	}))
-	require.Equal(t, 2.0, gaugeOf(t, m2, "shards"), "3 shards are not allowed any more: the nearest count")
-	for r := 10; r < 20; r++ {
-		require.Equal(t, series, e2.Append(t.Context(), roundItems(series, r)))
-	}
-	require.NoError(t, stop(t, e2, 30*time.Second))
-	requireRounds(t, srv.got(), series, 0, 20)
-	requireNoDrops(t, m2)
-	_, err = os.Stat(old[0])
-	require.ErrorIs(t, err, os.ErrNotExist, "the drained generation is removed")
-	kept, err := filepath.Glob(filepath.Join(dir, "g*-2"))
-	require.NoError(t, err)
-	require.Len(t, kept, 1, "the current generation stays for the next start")
-}
-
-// A reload hands a disk buffer over: the old endpoint stops, a new one of
-// the same name opens the directory, and both share one Metrics. The
-// backlog is in queue_length once, not once per endpoint that held it.
+// queue_length counts a backlog once across a reload's handover: the
+// endpoint that lets go of the directory takes it out, the next one on it
+// counts it again.
 func TestDiskBufferHandoverQueueLength(t *testing.T) {
 	dir := t.TempDir()
 	m := NewMetrics(prometheus.NewRegistry())
@@ -487,7 +435,7 @@ func TestDiskBufferHandoverQueueLength(t *testing.T) {
 	down := newRecorder(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
 	e1 := open(down.URL, func(c *Config) { c.QueueConfig.MaxRetryDuration = 20 * time.Millisecond })
 	e1.Start()
-	require.Equal(t, n, e1.Append(t.Context(), roundItems(n, 0)))
+	writeRounds(t, e1, n, 0, 1, true)
 	require.Equal(t, float64(n), gaugeOf(t, m, "queue_length"))
 	require.NoError(t, stop(t, e1, 50*time.Millisecond))
 	require.Zero(t, gaugeOf(t, m, "queue_length"), "the stopped endpoint holds nothing")
@@ -502,7 +450,8 @@ func TestDiskBufferHandoverQueueLength(t *testing.T) {
 	e3 := open(srv.URL, nil)
 	require.Equal(t, float64(n), gaugeOf(t, m, "queue_length"), "the backlog, once")
 	e3.Start()
-	require.Equal(t, n, e3.Append(t.Context(), roundItems(n, 1)))
+	pushStored(t, e3)
+	writeRounds(t, e3, n, 1, 2, true)
 	require.NoError(t, stop(t, e3, 10*time.Second))
 	requireRounds(t, srv.got(), n, 0, 2)
 	require.Zero(t, gaugeOf(t, m, "queue_length"))
@@ -513,12 +462,9 @@ func TestDiskBufferHandoverQueueLength(t *testing.T) {
 func TestDiskBufferModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "buffer", "central") // created by New
 	srv := newRecorder(t, func(int, *http.Request) int { return http.StatusServiceUnavailable })
-	e, _ := newTestEndpoint(t, srv.URL, withDisk(dir, func(c *Config) {
-		c.QueueConfig.MinShards, c.QueueConfig.MaxShards = 2, 2
-	}))
-	require.Equal(t, 10, e.Append(t.Context(), roundItems(10, 0)))
-	require.Equal(t, 10, e.Append(t.Context(), roundItems(10, 1)))
-	srv.waitCount(t, 1) // a batch in flight: its records marked in the checkpoint
+	e, _ := newTestEndpoint(t, srv.URL, withDisk(dir, nil))
+	writeRounds(t, e, 10, 0, 2, true)
+	srv.waitCount(t, 1)
 	require.NoError(t, stop(t, e, 50*time.Millisecond))
 
 	var dirs, files int
@@ -540,9 +486,6 @@ func TestDiskBufferModes(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, dirs, 5, "buffer, central, generation, two lanes")
-	require.GreaterOrEqual(t, files, 3, "lock and segments")
-	checkpoints, err := filepath.Glob(filepath.Join(dir, "g*", "lane-*", "checkpoint"))
-	require.NoError(t, err)
-	require.NotEmpty(t, checkpoints)
+	require.GreaterOrEqual(t, dirs, 3, "buffer, central, frames")
+	require.GreaterOrEqual(t, files, 3, "lock, segment, checkpoint")
 }

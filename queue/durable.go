@@ -1,0 +1,288 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue/framelog"
+)
+
+// The disk buffer of an endpoint (disk_buffer.directory) holds a frame log
+// (package framelog), next to the directory's lock:
+//
+//	<directory>/lock
+//	<directory>/frames/00000001.seg ... checkpoint
+//
+// The producer writes every snapshot to the log whole (WriteFrame): a
+// snapshot is stored as its difference from the one before, on top of a
+// keyframe per segment, and fsynced, so it counts as queued once it is on
+// stable storage, and an outage of hours costs megabytes, not gigabytes.
+// The producer then reads the frames back in order (NextFrame), hands
+// their samples to the lanes like any other (Append), and says so
+// (FramePushed): the endpoint marks how far each lane had been given
+// samples then, and acknowledges the frame in the log once every lane has
+// settled that far (accepted, or dropped and counted). So a restarted
+// agent resends at most the frames in flight, flagged as resent, and
+// nothing the lanes hold is lost at a stop: it is still in the log.
+//
+// With a disk buffer, a lane never gives up on a batch: once max_retry_
+// duration passes it keeps the batch and tries again after a pause
+// (max_backoff), and at the stop deadline it stops without counting a drop.
+// What stays unsent is in the log for the next start.
+
+// framesDir is the log's directory under disk_buffer.directory.
+const framesDir = "frames"
+
+// diskState is an endpoint's disk buffer.
+type diskState struct {
+	// dir is disk_buffer.directory.
+	dir string
+	// lock holds the directory's lock while the endpoint has it.
+	lock *os.File
+	// log is the frame log.
+	log *framelog.Log
+
+	// mu guards inflight, inflightSamples and reported.
+	mu sync.Mutex
+	// inflight are the frames handed to the lanes and not yet
+	// acknowledged, oldest first.
+	inflight []pushedFrame
+	// inflightSamples is the sum of their samples.
+	inflightSamples int
+	// reported is what was last added to the endpoint's gauges and
+	// corrupt counter (report).
+	reported reportedStats
+}
+
+// pushedFrame is a frame whose samples the lanes were given.
+type pushedFrame struct {
+	// mark tells when every lane has settled them.
+	mark mark
+	// samples is the frame's sample count.
+	samples int
+}
+
+// reportedStats are the log's figures as last reported.
+type reportedStats struct {
+	bytes, queued int64
+	segments      int
+	corrupt       uint64
+}
+
+// mark is how far each lane of a generation had been given samples; it is
+// settled once each lane has settled that far. A generation that takes
+// over from another sends nothing before the other has finished, so a mark
+// of the newest generation covers what went to older ones too.
+type mark struct {
+	lanes  []*lane
+	counts []int64
+}
+
+// settled reports whether every lane has settled its samples up to the
+// mark.
+func (m *mark) settled() bool {
+	for i, l := range m.lanes {
+		if l.settled.Load() < m.counts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// queued is the samples of the frames not yet acknowledged, as last
+// reported.
+func (d *diskState) queued() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.reported.queued
+}
+
+// openDisk locks the endpoint's buffer directory and opens its frame log.
+func (e *Endpoint) openDisk() (err error) {
+	dc := e.cfg.DiskBuffer
+	d := &diskState{dir: dc.Directory}
+	if err := os.MkdirAll(d.dir, 0o700); err != nil {
+		return fmt.Errorf("creating disk buffer directory: %w", err)
+	}
+	if d.lock, err = lockDir(d.dir); err != nil {
+		return err
+	}
+	fc := framelog.DefaultConfig
+	fc.Dir = filepath.Join(d.dir, framesDir)
+	fc.MaxBytes = dc.MaxBytes
+	fc.OnDrop = e.droppedFrames
+	if d.log, err = framelog.Open(fc); err != nil {
+		d.lock.Close()
+		return fmt.Errorf("opening the frame log: %w", err)
+	}
+	e.disk = d
+	if st := d.log.Stats(); st.PendingFrames > 0 {
+		e.log.Info("resuming the disk buffer", "dir", d.dir, "frames", st.PendingFrames, "samples", st.PendingSamples, "bytes", st.Bytes)
+	}
+	e.reportDisk()
+	return nil
+}
+
+// Durable reports whether the endpoint has a disk buffer: its snapshots
+// then go through WriteFrame, NextFrame and FramePushed instead of straight
+// to Append.
+func (e *Endpoint) Durable() bool { return e.disk != nil }
+
+// WriteFrame stores a snapshot in the disk buffer; once it returns nil the
+// frame is on stable storage. A frame that cannot be written is counted as
+// dropped (buffer_error); a later one is written again (a full disk that
+// frees up). Only the producer calls it.
+func (e *Endpoint) WriteFrame(f *encode.Frame) error {
+	err := e.disk.log.Append(f)
+	if err != nil {
+		n := f.Samples()
+		e.metrics.dropped[ReasonBufferError].Add(float64(n))
+		e.load.dropped.Add(int64(n))
+		e.drops.log(e.log, ReasonBufferError, n, fmt.Errorf("writing a snapshot to the disk buffer: %w", err))
+	}
+	e.reportDisk()
+	return err
+}
+
+// NextFrame returns the oldest frame of the disk buffer not yet handed out,
+// in full, and whether it may have been delivered before a restart; its
+// sets stay valid until the endpoint has acknowledged it. It returns
+// framelog.ErrEmpty when every frame written was handed out: FrameReady
+// then tells when to try again. Only the producer calls it.
+func (e *Endpoint) NextFrame() (*encode.Frame, framelog.Info, error) {
+	f, info, err := e.disk.log.Next()
+	if err != nil && !errors.Is(err, framelog.ErrEmpty) {
+		e.drops.log(e.log, ReasonBufferError, 0, fmt.Errorf("reading the disk buffer (trying again): %w", err))
+	}
+	if err == nil && info.Resent {
+		// Every sample appended from now on is a resend, until FramePushed
+		// knows how far each lane got.
+		for _, l := range e.cur.lanes {
+			l.resendUntil.Store(math.MaxInt64)
+		}
+	}
+	e.reportDisk()
+	return f, info, err
+}
+
+// FrameReady receives a value after WriteFrame, for a producer that got
+// framelog.ErrEmpty. A value may be stale: call NextFrame again.
+func (e *Endpoint) FrameReady() <-chan struct{} { return e.disk.log.NotEmpty() }
+
+// FramePushed says that every sample of the frame NextFrame returned last
+// has been appended (and flushed): the frame is acknowledged in the disk
+// buffer once the lanes have settled them all. With info.Resent, the lanes
+// send those samples as resent. Only the producer calls it.
+func (e *Endpoint) FramePushed(info framelog.Info) {
+	lanes := e.cur.lanes
+	m := mark{lanes: lanes, counts: make([]int64, len(lanes))}
+	for i, l := range lanes {
+		m.counts[i] = l.appended.Load()
+		if info.Resent {
+			l.resendUntil.Store(m.counts[i]) // from NextFrame's "all"
+		}
+	}
+	d := e.disk
+	d.mu.Lock()
+	d.inflight = append(d.inflight, pushedFrame{mark: m, samples: info.Samples})
+	d.inflightSamples += info.Samples
+	d.mu.Unlock()
+	e.ackSettled()
+}
+
+// ackSettled acknowledges, oldest first, the frames whose samples every
+// lane has settled. Lanes call it after each batch.
+func (e *Endpoint) ackSettled() {
+	d := e.disk
+	d.mu.Lock()
+	acked := 0
+	for len(d.inflight) > 0 && d.inflight[0].mark.settled() {
+		if err := d.log.Ack(); err != nil {
+			// Delivered; a restart would send it again, nothing more.
+			e.log.Error("acknowledging a delivered snapshot in the disk buffer", "err", err)
+		}
+		d.inflightSamples -= d.inflight[0].samples
+		d.inflight[0] = pushedFrame{}
+		d.inflight = d.inflight[1:]
+		acked++
+	}
+	if len(d.inflight) == 0 {
+		d.inflight = d.inflight[:0:0] // let the backing array go
+	}
+	d.mu.Unlock()
+	if acked > 0 {
+		e.reportDisk()
+	}
+}
+
+// droppedFrames counts what the size cap deleted before it was sent
+// (framelog.Config.OnDrop).
+func (e *Endpoint) droppedFrames(frames, samples int) {
+	e.metrics.dropped[ReasonBufferFull].Add(float64(samples))
+	e.load.dropped.Add(int64(samples))
+	e.drops.log(e.log, ReasonBufferFull, samples, fmt.Errorf("disk_buffer.max_bytes %d reached: dropping the oldest %d snapshots", e.cfg.DiskBuffer.MaxBytes, frames))
+}
+
+// reportDisk brings the disk buffer gauges (bytes, segments,
+// queue_length: the samples of the frames not yet acknowledged) and the
+// corrupt counter up to date with the log.
+func (e *Endpoint) reportDisk() {
+	d := e.disk
+	st := d.log.Stats()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := reportedStats{bytes: st.Bytes, segments: st.Segments, queued: int64(st.PendingSamples + d.inflightSamples), corrupt: st.Corrupt}
+	e.metrics.buf.bytes.Add(float64(now.bytes - d.reported.bytes))
+	e.metrics.buf.segments.Add(float64(now.segments - d.reported.segments))
+	e.metrics.queueLength.Add(float64(now.queued - d.reported.queued))
+	if n := now.corrupt - d.reported.corrupt; n > 0 {
+		e.metrics.buf.corrupt.Add(float64(n))
+		e.log.Warn("skipped corrupt data in the disk buffer", "count", n, "last", st.LastCorrupt)
+	}
+	d.reported = now
+}
+
+// closeDisk closes the log (its read position is saved) and releases the
+// directory, taking what stays there out of the gauges: the next endpoint
+// on the directory (a reload's handover, which shares them) counts it
+// again when it opens the log.
+func (e *Endpoint) closeDisk() {
+	d := e.disk
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	e.metrics.buf.bytes.Sub(float64(d.reported.bytes))
+	e.metrics.buf.segments.Sub(float64(d.reported.segments))
+	e.metrics.queueLength.Sub(float64(d.reported.queued))
+	d.reported = reportedStats{corrupt: d.reported.corrupt}
+	d.mu.Unlock()
+	if err := d.log.Close(); err != nil && !errors.Is(err, framelog.ErrClosed) {
+		e.log.Error("closing the disk buffer", "err", err)
+	}
+	if err := d.lock.Close(); err != nil {
+		e.log.Error("unlocking the disk buffer directory", "err", err)
+	}
+}
+
+// pause waits about max_backoff before a lane tries a kept batch again,
+// and reports whether it may (false once the send context has ended).
+func (e *Endpoint) pause() bool {
+	d := e.cfg.QueueConfig.MaxBackoff
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-e.sendCtx.Done():
+		return false
+	}
+}
