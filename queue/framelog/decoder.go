@@ -33,10 +33,13 @@ type decoder struct {
 
 func newDecoder() *decoder { return &decoder{pos: make(map[uint64]int)} }
 
-// reset forgets the state: the next record must be a keyframe.
+// reset forgets the state: the next record must be a keyframe. The old
+// sets go, and the record bodies they alias.
 func (d *decoder) reset() {
 	clear(d.objs)
 	d.objs = d.objs[:0]
+	clear(d.touched)
+	d.touched = d.touched[:0]
 	clear(d.pos)
 	d.stalePos = false
 	d.valid = false
@@ -116,7 +119,6 @@ func (d *decoder) applyKey(body []byte, f *encode.Frame) error {
 		d.pos[key] = len(d.objs)
 		d.objs = append(d.objs, encode.Object{Key: key, Set: &sets[i]})
 	}
-	d.touched = d.touched[:0]
 	return d.stale(&r, f)
 }
 
