@@ -45,6 +45,12 @@ func (l *Log) Next() (*encode.Frame, Info, error) {
 			return nil, Info{}, err
 		}
 		if fr != nil {
+			if l.rf != nil && l.rfNum != l.rd.seg {
+				// A read segment's file, which may be deleted: its
+				// space is freed once it is closed.
+				l.rf.Close()
+				l.rf = nil
+			}
 			fr.Objects = append(fr.Objects[:0], l.dec.objs...)
 			return l.handOut(fr, lh)
 		}

@@ -159,6 +159,7 @@ func TestNextBehindDecodesThenShares(t *testing.T) {
 		}
 		_, _, err := l.Next()
 		require.ErrorIs(t, err, ErrEmpty)
+		require.True(t, l.rf == nil || l.rfNum == l.rd.seg, "no read segment is held open")
 	}
 	require.Greater(t, l.Stats().Keyframes, uint64(3))
 }
