@@ -159,7 +159,6 @@ func TestNextBehindDecodesThenShares(t *testing.T) {
 		}
 		_, _, err := l.Next()
 		require.ErrorIs(t, err, ErrEmpty)
-		require.True(t, l.rf == nil || l.rfNum == l.rd.seg, "no read segment is held open")
 	}
 	require.Greater(t, l.Stats().Keyframes, uint64(3))
 }
@@ -389,4 +388,27 @@ func TestLostStateStopsSharing(t *testing.T) {
 	_, _, err = l.Next()
 	require.ErrorIs(t, err, ErrEmpty)
 	require.Equal(t, uint64(1), l.Stats().Corrupt)
+}
+
+func TestSharedClosesReadSegment(t *testing.T) {
+	cfg := testConfig(t)
+	l := mustOpen(t, cfg)
+	defer l.Close()
+	w := newWorld(28, 30)
+	require.NoError(t, l.Append(w.step()))
+	require.NoError(t, l.Append(w.step()))
+	for range 2 { // decoded: segment 1 is open
+		_, _, err := l.Next()
+		require.NoError(t, err)
+		require.NoError(t, l.Ack())
+	}
+	require.NotNil(t, l.rf)
+	l.needKey = true // segment 2, as after a failure
+	require.NoError(t, l.Append(w.step()))
+	_, info, err := l.Next()
+	require.NoError(t, err)
+	require.True(t, info.Keyframe)
+	require.NoError(t, l.Ack())
+	require.Equal(t, 1, l.Stats().Segments, "segment 1 was read and deleted")
+	require.Nil(t, l.rf, "and its file closed")
 }
