@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
 	"github.com/kube-state-push/kube-state-push/queue/framelog"
 )
 
@@ -238,6 +237,6 @@ func BenchmarkOutageLog(b *testing.B) {
 		b.ReportMetric(ls, "live-ns/sample")
 		b.ReportMetric(rs/ls, "replay/live")
 		b.ReportMetric(float64(live.bytes)/120/(1<<20), "rw-MB/frame")
-		fmt.Fprintf(b.Output(), "segments %d, keyframes %d of %d frames, %s\n", st.Segments, st.Keyframes, ticks, diskbuf.SyncAlways)
+		fmt.Fprintf(b.Output(), "segments %d, keyframes %d of %d frames, %s\n", st.Segments, st.Keyframes, ticks, framelog.SyncAlways)
 	}
 }

@@ -5,7 +5,21 @@ import (
 	"fmt"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
-	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
+)
+
+// SyncPolicy says when appended frames are fsynced to disk.
+type SyncPolicy string
+
+const (
+	// SyncOnRotate fsyncs a segment when it is sealed, new files, and on
+	// Close. A killed process loses nothing (the page cache survives it);
+	// a machine crash may lose the unsynced tail of the head.
+	SyncOnRotate SyncPolicy = "rotate"
+	// SyncAlways fsyncs after every Append and every checkpoint write.
+	SyncAlways SyncPolicy = "always"
+	// SyncNever leaves writeback to the kernel: safe against a killed
+	// process only. For tmpfs, and for tests.
+	SyncNever SyncPolicy = "never"
 )
 
 // Config configures one outage log directory.
@@ -15,10 +29,10 @@ type Config struct {
 	// MaxBytes caps the bytes of all segments; 0 means no cap. Past it the
 	// oldest whole segments are deleted and their unsent frames counted.
 	MaxBytes int64 `yaml:"max_size_bytes,omitempty"`
-	// Sync is the fsync policy (diskbuf's): "always" (the default) fsyncs
+	// Sync is the fsync policy: "always" (the default) fsyncs
 	// every appended frame and every checkpoint, "rotate" only sealed
 	// segments, new files and Close, "never" leaves it to the kernel.
-	Sync diskbuf.SyncPolicy `yaml:"sync,omitempty"`
+	Sync SyncPolicy `yaml:"sync,omitempty"`
 	// DeltaRatio starts a new segment with a keyframe once the deltas
 	// since the last keyframe add up to this many times the keyframe's
 	// size: 1 keeps the log within about twice the bytes of its deltas.
@@ -34,7 +48,7 @@ type Config struct {
 
 // DefaultConfig holds the defaults; Dir has none.
 var DefaultConfig = Config{
-	Sync:       diskbuf.SyncAlways,
+	Sync:       SyncAlways,
 	DeltaRatio: 1,
 }
 
@@ -59,9 +73,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, confkey.Errorf("max_size_bytes", "must be 0 (no cap) or at least %d, not %d", minMaxBytes, c.MaxBytes))
 	}
 	switch c.Sync {
-	case diskbuf.SyncOnRotate, diskbuf.SyncAlways, diskbuf.SyncNever:
+	case SyncOnRotate, SyncAlways, SyncNever:
 	default:
-		errs = append(errs, confkey.Errorf("sync", "must be %q, %q or %q, not %q", diskbuf.SyncAlways, diskbuf.SyncOnRotate, diskbuf.SyncNever, c.Sync))
+		errs = append(errs, confkey.Errorf("sync", "must be %q, %q or %q, not %q", SyncAlways, SyncOnRotate, SyncNever, c.Sync))
 	}
 	if !(c.DeltaRatio > 0 && c.DeltaRatio <= 100) {
 		errs = append(errs, confkey.Errorf("delta_ratio", "must be more than 0 and at most 100, not %v", c.DeltaRatio))

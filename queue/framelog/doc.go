@@ -29,7 +29,7 @@
 // (default 1) times its size, which keeps the log within about twice the
 // bytes of its deltas.
 //
-// Records are framed as in diskbuf: [length uvarint][CRC-32C big
+// Records are framed as [length uvarint][CRC-32C big
 // endian][record]. A record is
 //
 //	[version 1][kind: 1 keyframe, 2 delta][timestamp varint][samples uvarint][snappy block of the body]

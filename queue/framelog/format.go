@@ -118,7 +118,7 @@ func frameLen(n int) int64 {
 	return int64(binary.PutUvarint(tmp[:], uint64(n)) + crcLen + n)
 }
 
-// appendFrame appends rec framed as diskbuf frames records:
+// appendFrame appends rec framed as
 // [length uvarint][CRC-32C of rec, big endian][rec].
 func appendFrame(dst, rec []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(rec)))

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -148,7 +147,7 @@ func testConfig(t *testing.T) Config {
 	t.Helper()
 	cfg := DefaultConfig
 	cfg.Dir = t.TempDir()
-	cfg.Sync = diskbuf.SyncNever
+	cfg.Sync = SyncNever
 	return cfg
 }
 

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
 )
 
 // segment is one segment file as the log tracks it.
@@ -366,7 +365,7 @@ func (l *Log) write(rec []byte, f *encode.Frame) error {
 	_, err := l.head.WriteAt(l.framed, at)
 	if err != nil {
 		err = fmt.Errorf("appending frame: %w", err)
-	} else if l.cfg.Sync == diskbuf.SyncAlways {
+	} else if l.cfg.Sync == SyncAlways {
 		if err = l.head.Sync(); err != nil {
 			err = fmt.Errorf("syncing segment: %w", err)
 		}
@@ -555,7 +554,7 @@ func (l *Log) saveLocked(sync bool) error {
 func (l *Log) path(num uint64) string { return filepath.Join(l.cfg.Dir, segmentName(num)) }
 
 // syncs reports whether the policy fsyncs at all.
-func (l *Log) syncs() bool { return l.cfg.Sync != diskbuf.SyncNever }
+func (l *Log) syncs() bool { return l.cfg.Sync != SyncNever }
 
 // indexLocked returns the index of segment num in segs, or -1.
 func (l *Log) indexLocked(num uint64) int {

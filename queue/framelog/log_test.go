@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
 )
 
 // appendAll appends n frames of w and returns their canonical forms.
@@ -329,5 +328,5 @@ func TestConfigValidate(t *testing.T) {
 	c := DefaultConfig
 	c.Dir = "x"
 	require.NoError(t, c.Validate())
-	require.Equal(t, diskbuf.SyncAlways, c.Sync)
+	require.Equal(t, SyncAlways, c.Sync)
 }

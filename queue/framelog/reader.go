@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/diskbuf"
 )
 
 // maxFree is how many acknowledged frames are kept for reuse.
@@ -127,7 +126,7 @@ func (l *Log) handOut(fr *encode.Frame, h header) (*encode.Frame, Info, error) {
 	l.mu.Lock()
 	l.rdPub = end
 	l.mu.Unlock()
-	_ = l.saveLocked(l.cfg.Sync == diskbuf.SyncAlways)
+	_ = l.saveLocked(l.cfg.Sync == SyncAlways)
 	return fr, Info{
 		Samples:  h.samples,
 		Resent:   !l.resentUntil.before(end),
@@ -234,7 +233,7 @@ func (l *Log) Ack() error {
 	err := l.settleLocked()
 	l.mu.Unlock()
 	l.recycle(h.frame)
-	if serr := l.saveLocked(l.cfg.Sync == diskbuf.SyncAlways); err == nil {
+	if serr := l.saveLocked(l.cfg.Sync == SyncAlways); err == nil {
 		err = serr
 	}
 	return err
