@@ -118,9 +118,25 @@ type feedQueue interface {
 	// FrameReady receives after a frame is written.
 	FrameReady() <-chan struct{}
 	// FramePushed says the last frame NextFrame returned was appended and
-	// flushed.
-	FramePushed(info framelog.Info)
+	// flushed, or was sent ahead already (SentLive).
+	FramePushed(f *encode.Frame, info framelog.Info)
+	// NewestFirst reports backfill: newest_first.
+	NewestFirst() bool
+	// Behind reports a backlog in the disk buffer.
+	Behind() bool
+	// PushedLive says a frame just written was appended ahead of the
+	// backlog; SentLive tells it apart when it is read back.
+	PushedLive(f *encode.Frame)
+	SentLive(f *encode.Frame) bool
+	// InFlight is the number of frames handed over and not yet
+	// delivered; Progress receives when that may have changed.
+	InFlight() int
+	Progress() <-chan struct{}
 }
+
+// replayAhead is how many frames the replayer keeps handed to the endpoint
+// and not yet delivered (queue.Endpoint.InFlight).
+const replayAhead = 2
 
 // feed hands one endpoint its frames; see the top of this file.
 type feed struct {
@@ -158,11 +174,21 @@ type feed struct {
 	replayed chan struct{}
 	replay   expander
 	written  encode.Frame
+	// With backfill: newest_first and a disk buffer, live holds the newest
+	// frame written while there was a backlog (guarded by mu), for the
+	// replayer to send ahead of it; liveReady gets a token when it is set.
+	live      *sharedFrame
+	liveReady chan struct{}
+	// fresh is set (guarded by mu) when a frame was offered since next
+	// last took the newest one: with newest_first and no disk buffer, next
+	// takes that one ahead of the older frames waiting.
+	fresh bool
 }
 
 // newFeed returns a feed to app, in front of q; start runs it.
 func newFeed(app appender, q feedQueue, limit func() int) *feed {
-	f := &feed{app: app, q: q, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}), replayed: make(chan struct{})}
+	f := &feed{app: app, q: q, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		replayed: make(chan struct{}), liveReady: make(chan struct{}, 1)}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	return f
 }
@@ -196,6 +222,7 @@ func (f *feed) offer(fr *sharedFrame) {
 		f.carry = append(f.carry, dropped.Stale...)
 	}
 	f.pending = append(f.pending, fr)
+	f.fresh = true
 	f.mu.Unlock()
 	signal(f.wake)
 	if dropped != nil {
@@ -210,9 +237,19 @@ func (f *feed) next() (*sharedFrame, []encode.Stale) {
 	for {
 		f.mu.Lock()
 		if f.ctx.Err() == nil && len(f.pending) > 0 {
-			fr := f.pending[0]
-			f.pending[0] = nil
-			f.pending = f.pending[1:]
+			var fr *sharedFrame
+			if n := len(f.pending); n > 1 && f.fresh && f.q.NewestFirst() && !f.q.Durable() {
+				// backfill: newest_first: the current state first, the
+				// backlog after it.
+				fr = f.pending[n-1]
+				f.pending[n-1] = nil
+				f.pending = f.pending[:n-1]
+			} else {
+				fr = f.pending[0]
+				f.pending[0] = nil
+				f.pending = f.pending[1:]
+			}
+			f.fresh = false
 			if len(f.pending) == 0 {
 				f.pending = f.pending[:0:0] // let the backing array go
 			}
@@ -263,11 +300,54 @@ func (f *feed) write() {
 		w := &f.written
 		w.Timestamp, w.Objects = fr.Timestamp, fr.Objects
 		w.Stale = append(append(w.Stale[:0], fr.Stale...), f.exp.stillEnded(&fr.Frame, carry)...)
-		_ = f.q.WriteFrame(w) // a failure is counted and logged by the endpoint
+		err := f.q.WriteFrame(w) // a failure is counted and logged by the endpoint
 		w.Objects = nil
 		clear(w.Stale)
+		if err == nil && f.q.NewestFirst() && f.q.Behind() {
+			f.setLive(fr) // the replayer sends it ahead of the backlog
+		}
 		fr.release()
 	}
+}
+
+// setLive makes fr the frame to send ahead of the backlog, in place of an
+// older one the replayer has not taken yet (its stored copy follows in
+// order with the backlog).
+func (f *feed) setLive(fr *sharedFrame) {
+	fr.hold()
+	f.mu.Lock()
+	old := f.live
+	f.live = fr
+	f.mu.Unlock()
+	if old != nil {
+		old.release()
+	}
+	signal(f.liveReady)
+}
+
+// takeLive returns the frame to send ahead of the backlog, if any.
+func (f *feed) takeLive() *sharedFrame {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fr := f.live
+	f.live = nil
+	return fr
+}
+
+// pushLive sends the frame waiting to go ahead of the backlog, if any; it
+// reports false if the push was cut off by the stop deadline.
+func (f *feed) pushLive() bool {
+	fr := f.takeLive()
+	if fr == nil {
+		return true
+	}
+	defer fr.release()
+	want := fr.Samples()
+	if got := f.replay.push(f.ctx, f.app, &fr.Frame, nil); got < want && f.ctx.Err() != nil {
+		return false
+	}
+	f.q.PushedLive(&fr.Frame)
+	return true
 }
 
 // runReplay hands the endpoint the disk buffer's frames, oldest first, each
@@ -276,8 +356,23 @@ func (f *feed) write() {
 // deadline stays in the buffer for the next start.
 func (f *feed) runReplay() {
 	defer close(f.replayed)
+	defer func() {
+		if fr := f.takeLive(); fr != nil {
+			fr.release()
+		}
+	}()
 	writerDone := false
 	for f.ctx.Err() == nil {
+		if f.q.InFlight() >= replayAhead {
+			select {
+			case <-f.q.Progress():
+			case <-f.ctx.Done():
+			}
+			continue
+		}
+		if !f.pushLive() {
+			return
+		}
 		fr, info, err := f.q.NextFrame()
 		switch {
 		case errors.Is(err, framelog.ErrEmpty):
@@ -288,6 +383,7 @@ func (f *feed) runReplay() {
 			case <-f.done:
 				writerDone = true // all it wrote is in: one more look
 			case <-f.q.FrameReady():
+			case <-f.liveReady:
 			case <-f.ctx.Done():
 			}
 			continue
@@ -299,11 +395,13 @@ func (f *feed) runReplay() {
 			}
 			continue
 		}
-		want := fr.Samples()
-		if got := f.replay.push(f.ctx, f.app, fr, nil); got < want && f.ctx.Err() != nil {
-			return // cut off: the frame stays in the buffer
+		if !f.q.SentLive(fr) {
+			want := fr.Samples()
+			if got := f.replay.push(f.ctx, f.app, fr, nil); got < want && f.ctx.Err() != nil {
+				return // cut off: the frame stays in the buffer
+			}
 		}
-		f.q.FramePushed(info)
+		f.q.FramePushed(fr, info)
 	}
 }
 

@@ -2,12 +2,19 @@ package agent
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kube-state-push/kube-state-push/encode"
@@ -62,6 +69,8 @@ func (b *blockingAppender) byTimestamp() map[int64]map[uint64]float64 {
 type drops struct {
 	mu sync.Mutex
 	n  map[string]int
+	// newest makes the feed send the newest waiting frame first.
+	newest bool
 }
 
 func (d *drops) CountDropped(reason string, samples int) {
@@ -75,10 +84,19 @@ func (d *drops) CountDropped(reason string, samples int) {
 
 // Durable implements feedQueue: a memory queue, whose disk buffer methods
 // are never called.
-func (*drops) Durable() bool                  { return false }
-func (*drops) WriteFrame(*encode.Frame) error { panic("no disk buffer") }
-func (*drops) FrameReady() <-chan struct{}    { panic("no disk buffer") }
-func (*drops) FramePushed(framelog.Info)      { panic("no disk buffer") }
+func (*drops) Durable() bool                            { return false }
+func (*drops) WriteFrame(*encode.Frame) error           { panic("no disk buffer") }
+func (*drops) FrameReady() <-chan struct{}              { panic("no disk buffer") }
+func (*drops) FramePushed(*encode.Frame, framelog.Info) { panic("no disk buffer") }
+func (*drops) Behind() bool                             { panic("no disk buffer") }
+func (*drops) PushedLive(*encode.Frame)                 { panic("no disk buffer") }
+func (*drops) SentLive(*encode.Frame) bool              { panic("no disk buffer") }
+func (*drops) InFlight() int                            { panic("no disk buffer") }
+func (*drops) Progress() <-chan struct{}                { panic("no disk buffer") }
+
+// NewestFirst implements feedQueue; newest is set for backfill:
+// newest_first.
+func (d *drops) NewestFirst() bool { return d.newest }
 func (*drops) NextFrame() (*encode.Frame, framelog.Info, error) {
 	panic("no disk buffer")
 }
@@ -233,4 +251,122 @@ func TestHeldSnapshotsKeepEndedSeries(t *testing.T) {
 	h.snapshot()
 	held = false
 	require.Empty(t, h.snapshot().stale)
+}
+
+// With backfill: newest_first and no disk buffer, the newest frame waiting
+// goes first, then the older ones, oldest first.
+func TestFeedNewestFirstMemory(t *testing.T) {
+	app := &blockingAppender{release: make(chan struct{})}
+	d := &drops{newest: true}
+	f := newFeed(app, d, func() int { return 10 })
+	f.start()
+	f.offer(testFrame(1, []uint64{1}))
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.pending) == 0
+	}, 5*time.Second, time.Millisecond, "the goroutine takes frame 1")
+	for ts := int64(2); ts <= 5; ts++ {
+		f.offer(testFrame(ts, []uint64{1}))
+	}
+	close(app.release)
+	require.Zero(t, f.stop(context.Background()))
+	var order []int64
+	for _, it := range app.got {
+		order = append(order, it.Timestamp)
+	}
+	require.Equal(t, []int64{1, 5, 2, 3, 4}, order)
+}
+
+// labelledFrame is a frame at ts of n series with real encoded labels
+// (value ts), one object.
+func labelledFrame(ts int64, n int) *sharedFrame {
+	var b encode.LabelsBuilder
+	set := &encode.SeriesSet{}
+	for i := range n {
+		b.Add(encode.MetricName, "test_metric")
+		b.Add("series", strconv.Itoa(i))
+		b.AppendTo(set, float64(ts))
+	}
+	f := &sharedFrame{}
+	f.refs.Store(1)
+	f.Timestamp = ts
+	f.Objects = []encode.Object{{Key: 1, Set: set}}
+	return f
+}
+
+// With backfill: newest_first and a disk buffer, once the receiver is back
+// the newest snapshot arrives ahead of the backlog, which follows in order,
+// every snapshot exactly once.
+func TestFeedNewestFirstDurable(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	var mu sync.Mutex
+	var arrived []int64 // the timestamp of every accepted sample, in order
+	seen := map[int64]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		req, err := encode.DecodeWriteRequest(body)
+		require.NoError(t, err)
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		mu.Lock()
+		for _, ts := range req.Timeseries {
+			arrived = append(arrived, ts.Samples[0].Timestamp)
+			seen[ts.Samples[0].Timestamp]++
+		}
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	cfg := queue.DefaultConfig
+	cfg.URL, cfg.Name = srv.URL, "newest"
+	cfg.DiskBuffer.Directory = t.TempDir()
+	cfg.Backfill = queue.BackfillNewestFirst
+	cfg.QueueConfig.MinBackoff, cfg.QueueConfig.MaxBackoff = time.Millisecond, 10*time.Millisecond
+	cfg.QueueConfig.MaxRetryDuration = 20 * time.Millisecond
+	require.NoError(t, cfg.Validate())
+	q, err := queue.New(cfg, queue.Options{Logger: slog.New(slog.DiscardHandler), Metrics: queue.NewMetrics(prometheus.NewRegistry())})
+	require.NoError(t, err)
+	f := newFeed(q, q, func() int { return 100 })
+	q.Start()
+	f.start()
+
+	const series = 3
+	for ts := int64(1); ts <= 10; ts++ {
+		f.offer(labelledFrame(ts, series))
+	}
+	require.Eventually(t, func() bool { return q.Behind() }, 10*time.Second, time.Millisecond, "a backlog on disk")
+	down.Store(false)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == 10
+	}, 10*time.Second, time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.Zero(t, f.stop(ctx))
+	require.NoError(t, q.Stop(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	for ts := int64(1); ts <= 10; ts++ {
+		require.Equal(t, series, seen[ts], "snapshot %d once", ts)
+	}
+	// After the newest snapshot, what is left of the backlog follows, in
+	// order; and some of it does follow (it was not all sent first).
+	first := map[int64]int{}
+	var order []int64
+	for i, ts := range arrived {
+		if _, ok := first[ts]; !ok {
+			first[ts] = i
+			order = append(order, ts)
+		}
+	}
+	after := order[slices.Index(order, 10)+1:]
+	require.NotEmpty(t, after, "older snapshots follow the newest: %v", order)
+	require.True(t, slices.IsSorted(after), "the backlog in order after it: %v", order)
 }

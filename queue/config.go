@@ -48,7 +48,24 @@ type Config struct {
 	// MetadataConfig schedules the 1.0 metadata requests (2.0 carries
 	// metadata in every series).
 	MetadataConfig MetadataConfig `yaml:"metadata_config,omitempty"`
+	// Backfill is the order in which a backlog (snapshots held while the
+	// receiver was down) is sent: BackfillOldestFirst, the default, keeps
+	// every series in order, as receivers without an out-of-order window
+	// need; BackfillNewestFirst sends each new snapshot ahead of the
+	// backlog, so that the current state reaches the receiver within an
+	// interval of its recovery, for receivers that accept out-of-order
+	// samples (VictoriaMetrics; Prometheus and Mimir with an out-of-order
+	// window). Not a Prometheus key.
+	Backfill string `yaml:"backfill,omitempty"`
 }
+
+// The values of backfill.
+const (
+	// BackfillOldestFirst sends a backlog in order.
+	BackfillOldestFirst = "oldest_first"
+	// BackfillNewestFirst sends new snapshots ahead of a backlog.
+	BackfillNewestFirst = "newest_first"
+)
 
 // The values of protobuf_message.
 const (
@@ -139,6 +156,7 @@ var DefaultConfig = Config{
 	DiskBuffer:       DefaultDiskBufferConfig,
 	ProtobufMessage:  ProtoV1,
 	MetadataConfig:   DefaultMetadataConfig,
+	Backfill:         BackfillOldestFirst,
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
@@ -210,6 +228,11 @@ func (c *Config) Validate() error {
 	case ProtoV1, ProtoV2:
 	default:
 		errs = append(errs, confkey.Errorf("protobuf_message", "must be %q or %q, not %q", ProtoV1, ProtoV2, c.ProtobufMessage))
+	}
+	switch c.Backfill {
+	case BackfillOldestFirst, BackfillNewestFirst:
+	default:
+		errs = append(errs, confkey.Errorf("backfill", "must be %q or %q, not %q", BackfillOldestFirst, BackfillNewestFirst, c.Backfill))
 	}
 	if m := c.MetadataConfig; m.Send {
 		if m.SendInterval <= 0 {

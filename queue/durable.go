@@ -56,6 +56,12 @@ type diskState struct {
 	inflight []pushedFrame
 	// inflightSamples is the sum of their samples.
 	inflightSamples int
+	// live holds, by timestamp, the marks of the snapshots sent ahead of
+	// the backlog (backfill: newest_first), whose stored copies are then
+	// acknowledged without being sent again.
+	live map[int64]mark
+	// progress gets a token each time a lane has settled a batch.
+	progress chan struct{}
 	// reported is what was last added to the endpoint's gauges and
 	// corrupt counter (report).
 	reported reportedStats
@@ -107,7 +113,7 @@ func (d *diskState) queued() int64 {
 // openDisk locks the endpoint's buffer directory and opens its frame log.
 func (e *Endpoint) openDisk() (err error) {
 	dc := e.cfg.DiskBuffer
-	d := &diskState{dir: dc.Directory}
+	d := &diskState{dir: dc.Directory, progress: make(chan struct{}, 1)}
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
 		return fmt.Errorf("creating disk buffer directory: %w", err)
 	}
@@ -176,26 +182,108 @@ func (e *Endpoint) NextFrame() (*encode.Frame, framelog.Info, error) {
 // framelog.ErrEmpty. A value may be stale: call NextFrame again.
 func (e *Endpoint) FrameReady() <-chan struct{} { return e.disk.log.NotEmpty() }
 
-// FramePushed says that every sample of the frame NextFrame returned last
-// has been appended (and flushed): the frame is acknowledged in the disk
-// buffer once the lanes have settled them all. With info.Resent, the lanes
-// send those samples as resent. Only the producer calls it.
-func (e *Endpoint) FramePushed(info framelog.Info) {
-	lanes := e.cur.lanes
-	m := mark{lanes: lanes, counts: make([]int64, len(lanes))}
-	for i, l := range lanes {
-		m.counts[i] = l.appended.Load()
-		if info.Resent {
+// FramePushed says that every sample of f, the frame NextFrame returned
+// last, has been appended (and flushed), or that f was sent ahead of the
+// backlog already (SentLive): the frame is acknowledged in the disk buffer
+// once the lanes have settled them all. With info.Resent, the lanes send
+// those samples as resent. Only the producer calls it.
+func (e *Endpoint) FramePushed(f *encode.Frame, info framelog.Info) {
+	d := e.disk
+	d.mu.Lock()
+	m, sentLive := d.live[f.Timestamp]
+	// Snapshots sent ahead and older than this one were dropped from the
+	// buffer by its size cap: their marks are no longer needed.
+	for ts := range d.live {
+		if ts <= f.Timestamp {
+			delete(d.live, ts)
+		}
+	}
+	d.mu.Unlock()
+	if !sentLive {
+		m = e.mark()
+	}
+	if info.Resent {
+		for i, l := range m.lanes {
 			l.resendUntil.Store(m.counts[i]) // from NextFrame's "all"
 		}
 	}
-	d := e.disk
 	d.mu.Lock()
 	d.inflight = append(d.inflight, pushedFrame{mark: m, samples: info.Samples})
 	d.inflightSamples += info.Samples
 	d.mu.Unlock()
 	e.ackSettled()
 }
+
+// mark is how far the lanes have been given samples now.
+func (e *Endpoint) mark() mark {
+	lanes := e.cur.lanes
+	m := mark{lanes: lanes, counts: make([]int64, len(lanes))}
+	for i, l := range lanes {
+		m.counts[i] = l.appended.Load()
+	}
+	return m
+}
+
+// NewestFirst reports whether the endpoint sends new snapshots ahead of a
+// backlog (backfill: newest_first).
+func (e *Endpoint) NewestFirst() bool { return e.cfg.Backfill == BackfillNewestFirst }
+
+// Behind reports whether the disk buffer holds snapshots older than the
+// newest one written that have not been handed out: a backlog.
+func (e *Endpoint) Behind() bool { return e.disk.log.Stats().PendingFrames > 1 }
+
+// PushedLive says that every sample of f, a snapshot just written, has
+// been appended (and flushed) ahead of the backlog: when NextFrame returns
+// its stored copy, SentLive tells, and FramePushed acknowledges it once
+// these samples are settled. Only the producer calls it.
+func (e *Endpoint) PushedLive(f *encode.Frame) {
+	m := e.mark()
+	d := e.disk
+	d.mu.Lock()
+	if d.live == nil {
+		d.live = map[int64]mark{}
+	}
+	d.live[f.Timestamp] = m
+	d.mu.Unlock()
+}
+
+// SentLive reports whether f, a frame NextFrame returned, was sent ahead of
+// the backlog already (PushedLive), so that it is not sent again.
+func (e *Endpoint) SentLive(f *encode.Frame) bool {
+	d := e.disk
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.live[f.Timestamp]
+	return ok
+}
+
+// InFlight is the number of snapshots handed to the lanes whose samples are
+// not all settled yet: the producer hands over the next stored one only
+// below a small limit, so that a backlog stays on disk (where it costs
+// little, and a restart finds it) rather than in the lanes, and a snapshot
+// sent ahead of it (backfill: newest_first) waits behind at most that
+// many.
+func (e *Endpoint) InFlight() int {
+	d := e.disk
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for i := range d.inflight {
+		if !d.inflight[i].mark.settled() {
+			n++
+		}
+	}
+	for _, m := range d.live {
+		if !m.settled() {
+			n++
+		}
+	}
+	return n
+}
+
+// Progress receives a value after a lane has settled a batch, for a
+// producer waiting on InFlight. A value may be stale.
+func (e *Endpoint) Progress() <-chan struct{} { return e.disk.progress }
 
 // ackSettled acknowledges, oldest first, the frames whose samples every
 // lane has settled. Lanes call it after each batch.
@@ -217,6 +305,7 @@ func (e *Endpoint) ackSettled() {
 		d.inflight = d.inflight[:0:0] // let the backing array go
 	}
 	d.mu.Unlock()
+	signal(d.progress)
 	if acked > 0 {
 		e.reportDisk()
 	}

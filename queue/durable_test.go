@@ -256,7 +256,7 @@ func pushStored(t *testing.T, e *Endpoint) {
 		items := frameItems(f)
 		require.Equal(t, len(items), e.Append(t.Context(), items))
 		e.Flush()
-		e.FramePushed(info)
+		e.FramePushed(f, info)
 	}
 }
 
