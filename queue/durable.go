@@ -111,7 +111,7 @@ func (d *diskState) queued() int64 {
 }
 
 // openDisk locks the endpoint's buffer directory and opens its frame log.
-func (e *Endpoint) openDisk() (err error) {
+func (e *Endpoint) openDisk(fs framelog.FS) (err error) {
 	dc := e.cfg.DiskBuffer
 	d := &diskState{dir: dc.Directory, progress: make(chan struct{}, 1)}
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
@@ -124,6 +124,7 @@ func (e *Endpoint) openDisk() (err error) {
 	fc.Dir = filepath.Join(d.dir, framesDir)
 	fc.MaxBytes = dc.MaxBytes
 	fc.OnDrop = e.droppedFrames
+	fc.FS = fs
 	if d.log, err = framelog.Open(fc); err != nil {
 		d.lock.Close()
 		return fmt.Errorf("opening the frame log: %w", err)

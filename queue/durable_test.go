@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -488,4 +489,67 @@ func TestDiskBufferModes(t *testing.T) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, dirs, 3, "buffer, central, frames")
 	require.GreaterOrEqual(t, files, 3, "lock, segment, checkpoint")
+}
+
+// failingFS makes every write to a segment fail while failing is set, as a
+// full disk does.
+type failingFS struct {
+	framelog.FS
+	failing *atomic.Bool
+}
+
+func (f failingFS) OpenFile(name string, flag int, perm os.FileMode) (framelog.File, error) {
+	if f.failing.Load() && flag&os.O_CREATE != 0 {
+		return nil, syscall.ENOSPC
+	}
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return failingFile{File: file, failing: f.failing}, nil
+}
+
+type failingFile struct {
+	framelog.File
+	failing *atomic.Bool
+}
+
+func (f failingFile) WriteAt(b []byte, off int64) (int, error) {
+	if f.failing.Load() {
+		return 0, syscall.ENOSPC
+	}
+	return f.File.WriteAt(b, off)
+}
+
+// A disk that fails (no space: writes and new segments refused) costs the
+// snapshots written meanwhile, counted as buffer_error, and nothing else:
+// once it works again, later snapshots are written and delivered, and so
+// are those written before it failed.
+func TestDiskBufferWriteFailureRecovers(t *testing.T) {
+	srv := newRecorder(t, nil)
+	var failing atomic.Bool
+	cfg := DefaultConfig
+	cfg.URL, cfg.Name = srv.URL, testEndpoint
+	cfg.DiskBuffer.Directory = t.TempDir()
+	require.NoError(t, cfg.Validate())
+	m := NewMetrics(prometheus.NewRegistry())
+	e, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m, UserAgent: testUserAgent,
+		DiskFS: failingFS{FS: framelog.OSFS, failing: &failing}})
+	require.NoError(t, err)
+	e.Start()
+	const series = 5
+	writeRounds(t, e, series, 0, 3, true)
+	failing.Store(true)
+	for r := 3; r < 6; r++ {
+		require.Error(t, e.WriteFrame(roundFrame(series, r, false)))
+	}
+	require.Equal(t, float64(3*series), counter(t, m.samplesDropped, ReasonBufferError))
+	failing.Store(false)
+	writeRounds(t, e, series, 6, 9, true)
+	require.NoError(t, stop(t, e, 10*time.Second))
+	got := perSeries(srv.got())
+	for name, values := range got {
+		require.Equal(t, []float64{0, 1, 2, 6, 7, 8}, values, "series %s", name)
+	}
+	require.Len(t, got, series)
 }

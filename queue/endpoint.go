@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/config"
 
 	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/queue/framelog"
 )
 
 // Options are what an Endpoint needs beyond its Config.
@@ -26,6 +27,9 @@ type Options struct {
 	// by metric name: inline in every 2.0 series, and in metadata requests
 	// of their own to a 1.0 endpoint (metadata_config). Nil sends none.
 	Metadata map[string]encode.Metadata
+	// DiskFS is the disk buffer's filesystem; nil is the operating
+	// system's. For tests that make the disk fail.
+	DiskFS framelog.FS
 }
 
 // Item is one sample to send, with the hash of its labels that picks its
@@ -137,7 +141,7 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	e.drops.every = time.Minute
 	e.keeps.every, e.keeps.kept = time.Minute, true
 	if cfg.DiskBuffer.Enabled() {
-		if err := e.openDisk(); err != nil {
+		if err := e.openDisk(o.DiskFS); err != nil {
 			return nil, fmt.Errorf("endpoint %q: disk_buffer %s: %w", cfg.Name, cfg.DiskBuffer.Directory, err)
 		}
 	}

@@ -36,6 +36,10 @@ type FS interface {
 	SyncDir(name string) error
 }
 
+// OSFS is the operating system's filesystem, the default, for a test's FS
+// to wrap.
+var OSFS FS = osFS{}
+
 // osFS is the operating system's filesystem.
 type osFS struct{}
 
