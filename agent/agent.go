@@ -142,7 +142,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	}
 	md := familyMetadata(cfg)
 	for _, rw := range cfg.RemoteWrite {
-		e, err := a.newEndpoint(rw, md)
+		e, err := a.newEndpoint(rw, md, nil)
 		if err != nil {
 			return nil, err
 		}

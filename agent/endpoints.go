@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/kube-state-push/kube-state-push/encode"
@@ -25,9 +26,9 @@ type endpoint struct {
 }
 
 // newEndpoint builds (but does not start) an endpoint sending md as the
-// families' metadata.
-func (a *Agent) newEndpoint(cfg queue.Config, md map[string]encode.Metadata) (*endpoint, error) {
-	q, err := queue.New(cfg, queue.Options{Logger: a.log, Metrics: a.queueMetrics, UserAgent: "kube-state-push/" + Version, Metadata: md})
+// families' metadata, and nothing before after is closed (nil: at once).
+func (a *Agent) newEndpoint(cfg queue.Config, md map[string]encode.Metadata, after <-chan struct{}) (*endpoint, error) {
+	q, err := queue.New(cfg, queue.Options{Logger: a.log, Metrics: a.queueMetrics, UserAgent: "kube-state-push/" + Version, Metadata: md, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (a *Agent) handOverDisk(dir string, kept map[string]bool, handedOver map[st
 func (a *Agent) restartHandedOver(handedOver map[string]*endpoint) {
 	md := familyMetadata(a.cfg) // the running configuration's families
 	for _, old := range handedOver {
-		e, err := a.newEndpoint(old.cfg, md)
+		e, err := a.newEndpoint(old.cfg, md, nil)
 		if err != nil {
 			a.log.Error("restarting an endpoint after a refused reload: it stays stopped", "endpoint", old.cfg.Name, "err", err)
 			continue
@@ -118,11 +119,14 @@ func (a *Agent) endpointNamed(name string) *endpoint {
 }
 
 // swapEndpoints stops the endpoints that cfg removes or that fresh
-// replaces, starts fresh, and lists the endpoints in cfg's order.
-func (a *Agent) swapEndpoints(cfg *Config, fresh, handedOver map[string]*endpoint) {
-	urls := map[string]bool{}
-	for _, e := range fresh {
-		urls[e.cfg.URL] = true
+// replaces, in the background, each within shutdown_timeout, starts fresh,
+// and lists the endpoints in cfg's order. replaced has a channel for each
+// URL whose running endpoints stop while a fresh one sends there: it is
+// closed once they have all stopped, and the fresh one sends only then.
+func (a *Agent) swapEndpoints(cfg *Config, fresh, handedOver map[string]*endpoint, replaced map[string]chan struct{}) {
+	stopping := map[string]*sync.WaitGroup{} // by URL, for replaced
+	for url := range replaced {
+		stopping[url] = &sync.WaitGroup{}
 	}
 	keep := map[string]bool{}
 	for _, rw := range cfg.RemoteWrite {
@@ -133,24 +137,28 @@ func (a *Agent) swapEndpoints(cfg *Config, fresh, handedOver map[string]*endpoin
 		if keep[old.cfg.Name] || handedOver[old.cfg.Name] != nil {
 			continue // kept, or already stopped
 		}
-		if urls[old.cfg.URL] {
-			// The new endpoint sends to the same receiver: it starts once
-			// the old one is done, so each series arrives in order.
-			a.stopEndpoint(old, timeout)
-			if _, named := keep[old.cfg.Name]; !named {
-				a.queueMetrics.Forget(old.cfg.Name)
-			}
-			continue
+		wg := stopping[old.cfg.URL]
+		if wg != nil {
+			wg.Add(1)
 		}
 		a.draining.Add(1)
 		go func() {
 			defer a.draining.Done()
 			a.stopEndpoint(old, timeout)
+			if wg != nil {
+				wg.Done()
+			}
 			if _, named := keep[old.cfg.Name]; !named {
 				a.drainMu.Lock()
 				a.forget = append(a.forget, old.cfg.Name)
 				a.drainMu.Unlock()
 			}
+		}()
+	}
+	for url, wg := range stopping {
+		go func() {
+			wg.Wait()
+			close(replaced[url])
 		}()
 	}
 	list := make([]*endpoint, 0, len(cfg.RemoteWrite))

@@ -171,12 +171,26 @@ func (a *Agent) apply(cfg *Config) error {
 	// one takes over their disk buffer directory, which only one endpoint
 	// may hold at a time.
 	handedOver := map[string]*endpoint{}
+	// replaced holds, by URL, what a new endpoint to the same receiver as
+	// a running one that stops waits for before it sends, so that each
+	// series arrives in order; swapEndpoints closes it once they stopped.
+	replaced := map[string]chan struct{}{}
+	for _, rw := range cfg.RemoteWrite {
+		if kept[rw.Name] {
+			continue
+		}
+		for _, old := range a.endpoints {
+			if old.cfg.URL == rw.URL && !kept[old.cfg.Name] && replaced[rw.URL] == nil {
+				replaced[rw.URL] = make(chan struct{})
+			}
+		}
+	}
 	for _, rw := range cfg.RemoteWrite {
 		if kept[rw.Name] {
 			continue
 		}
 		a.handOverDisk(rw.DiskBuffer.Directory, kept, handedOver)
-		e, err := a.newEndpoint(rw, md)
+		e, err := a.newEndpoint(rw, md, replaced[rw.URL])
 		if err != nil {
 			for _, e := range fresh {
 				e.q.Close()
@@ -187,7 +201,7 @@ func (a *Agent) apply(cfg *Config) error {
 		fresh[rw.Name] = e
 	}
 
-	a.swapEndpoints(cfg, fresh, handedOver)
+	a.swapEndpoints(cfg, fresh, handedOver, replaced)
 	if d.metadataChanged {
 		for _, e := range a.endpoints {
 			if kept[e.cfg.Name] {

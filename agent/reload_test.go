@@ -3,12 +3,15 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -486,4 +489,50 @@ func TestReloadForgetsRemovedEndpoint(t *testing.T) {
 	require.NotEmpty(t, h.snapshot(h.recv2))
 	require.Zero(t, endpointSeries("recv"), "the removed endpoint's series are gone")
 	require.Positive(t, endpointSeries("other"))
+}
+
+// A reload that changes an endpoint whose receiver does not answer returns
+// at once: the old endpoint delivers what it holds in the background,
+// within shutdown_timeout, and the new one, to the same receiver, sends
+// only after it, so that each series stays in order.
+func TestReloadSameReceiverDoesNotWait(t *testing.T) {
+	h := newReloadHarness(t, "resources: [nodes]")
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []string // the X-Config header of each request answered
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		mu.Lock()
+		order = append(order, r.Header.Get("X-Config"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer hanging.Close()
+	config := func(header string) *Config {
+		cfg, err := Load([]byte(fmt.Sprintf("listen_address: \"\"\npush_self_metrics: false\nresources: [nodes]\nshutdown_timeout: 20s\nremote_write:\n  - url: %s\n    name: recv\n    headers: {X-Config: %s}\n    queue_config: {batch_send_deadline: 10ms}\n", hanging.URL, header)), "reload.yaml")
+		require.NoError(t, err)
+		return cfg
+	}
+	require.NoError(t, h.a.apply(config("one")))
+	h.a.snapshot(time.UnixMilli(1000)) // its request hangs
+	start := time.Now()
+	require.NoError(t, h.a.apply(config("two")))
+	require.Less(t, time.Since(start), time.Second, "the reload does not wait for the old endpoint")
+	h.a.snapshot(time.UnixMilli(2000))
+	close(release)
+	h.a.draining.Wait()
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(order, "two")
+	}, 10*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, "one", order[0], "the old endpoint's queue first: %v", order)
+	require.False(t, slices.Contains(order[slices.Index(order, "two"):], "one"), "then only the new one: %v", order)
 }

@@ -30,6 +30,11 @@ type Options struct {
 	// DiskFS is the disk buffer's filesystem; nil is the operating
 	// system's. For tests that make the disk fail.
 	DiskFS framelog.FS
+	// After, when not nil, holds back sending until it is closed: the
+	// endpoint takes over from another on the same receiver, which must
+	// have sent what it holds first, so that each series stays in order.
+	// Samples queue meanwhile.
+	After <-chan struct{}
 }
 
 // Item is one sample to send, with the hash of its labels that picks its
@@ -145,7 +150,7 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 			return nil, fmt.Errorf("endpoint %q: disk_buffer %s: %w", cfg.Name, cfg.DiskBuffer.Directory, err)
 		}
 	}
-	e.gens = []*generation{e.newGeneration(cfg.QueueConfig.MinShards, nil)}
+	e.gens = []*generation{e.newGeneration(cfg.QueueConfig.MinShards, o.After)}
 	e.cur = e.gens[len(e.gens)-1]
 	n := len(e.cur.lanes)
 	e.shardCount.Store(int64(n))
