@@ -52,7 +52,7 @@ func newBufferMetrics(reg prometheus.Registerer) *bufferMetricVecs {
 		corrupt: counter("buffer_corrupt_total",
 			"Corrupt or truncated disk buffer segments, checkpoints and records met and skipped.", "endpoint"),
 		resent: counter("samples_resent_total",
-			"Samples sent again after a restart because they were in flight when the agent stopped (at most one batch per shard).", "endpoint"),
+			"Samples sent again after a restart because the snapshots they belong to were in flight (handed to the shards, not all delivered) when the agent stopped.", "endpoint"),
 	}
 	reg.MustRegister(v.desired, v.bytes, v.segments, v.corrupt, v.resent)
 	return v

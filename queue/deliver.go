@@ -114,7 +114,8 @@ func protocolVersion(v2 bool) float64 {
 // answered 413 is split in half and each half delivered in turn, first half
 // first, so that every series keeps its order; no other pusher splits
 // (../shared/REFERENCE.md, "How the peers send"). A single sample still
-// answered 413 is dropped as too_large.
+// answered 413 is dropped as too_large. A resent batch answered 400 or 409
+// is split the same way, down to the samples the receiver already holds.
 //
 // A 2.0 request answered 415, or 2xx without the Samples-Written header, is
 // sent again as 1.0 after the endpoint falls back; a 2.0 receiver that wrote
@@ -147,8 +148,14 @@ func (e *Endpoint) deliver(l *lane, batch []encode.Sample, body *reqBody, enc en
 			e.drops.log(e.log, "not_written", n-w.samples, fmt.Errorf("endpoint wrote %d of %d samples", w.samples, n))
 		}
 	}
-	if n > 1 && isHTTP && herr.Status == http.StatusRequestEntityTooLarge {
-		e.log.Debug("splitting batch answered 413", "samples", n)
+	// A resent batch refused as bad data may mix samples the receiver
+	// stored before the restart with some it never got: Prometheus rolls
+	// back a whole 1.0 request on the first out-of-order one. Halving it
+	// down to single samples sends every one it lacks and counts only those
+	// it already holds as resent.
+	resentRefused := d.resent && isHTTP && (herr.Reason() == ReasonBadRequest || herr.Reason() == ReasonConflict)
+	if n > 1 && isHTTP && (herr.Status == http.StatusRequestEntityTooLarge || resentRefused) {
+		e.log.Debug("splitting a batch", "samples", n, "status", herr.Status, "resent", d.resent)
 		mid := n / 2
 		for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
 			// Each half has a body of its own: the transport may still be

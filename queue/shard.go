@@ -182,7 +182,13 @@ func (e *Endpoint) runShard(g *generation, l *lane) {
 // pause, and one cut off by the stop deadline is left: its frame stays in
 // the log (durable.go).
 func (e *Endpoint) settle(l *lane, batch []encode.Sample) bool {
-	d := delivery{keep: e.disk != nil, resent: l.settled.Load() < l.resendUntil.Load()}
+	resent := l.resendUntil.Load() - l.settled.Load()
+	if resent > 0 && resent < int64(len(batch)) {
+		// Only the head of the batch may have been delivered before a
+		// restart: send it on its own, as resent, then the rest.
+		return e.settle(l, batch[:resent]) && e.settle(l, batch[resent:])
+	}
+	d := delivery{keep: e.disk != nil, resent: resent > 0}
 	for send := batch; ; {
 		var o outcome
 		o, send = e.sendBatch(l, send, d, nil)
