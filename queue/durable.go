@@ -148,6 +148,12 @@ func (e *Endpoint) Durable() bool { return e.disk != nil }
 // frees up). Only the producer calls it.
 func (e *Endpoint) WriteFrame(f *encode.Frame) error {
 	err := e.disk.log.Append(f)
+	if err == nil {
+		// The newest snapshot queued is the newest written, however far
+		// behind the lanes are: the resharding loop sees the backlog on
+		// disk as a delay, and grows the shards to catch up.
+		storeMax(&e.load.highestIn, f.Timestamp)
+	}
 	if err != nil {
 		n := f.Samples()
 		e.metrics.dropped[ReasonBufferError].Add(float64(n))

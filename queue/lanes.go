@@ -209,7 +209,6 @@ func (e *Endpoint) runResharding() {
 	defer close(e.reshardDone)
 	q := e.cfg.QueueConfig
 	r := newResharder(q.MinShards, q.MaxShards, e.reshardEvery)
-	r.holdWhileBehind = e.disk != nil
 	t := time.NewTicker(e.reshardEvery)
 	defer t.Stop()
 	for {

@@ -84,13 +84,6 @@ type resharder struct {
 	// in, out, dropped and sendTime are the moving averages of shardLoad's
 	// fields, per second (sendTime in seconds per second).
 	in, out, dropped, sendTime ewmaRate
-	// holdWhileBehind keeps the count while more than maxDelayToShrink
-	// behind, growth included. With a disk buffer a backlog stays in the
-	// old shards' buffers, which must drain before the new shards send
-	// anything (to keep each series in order), so more shards would not
-	// send it faster; changing only when caught up also keeps the old
-	// shards' share of the disk small.
-	holdWhileBehind bool
 }
 
 // newResharder returns a resharder for counts between min and max, called
@@ -122,9 +115,6 @@ func (r *resharder) next(cur int, l shardLoad) (desired float64, n int) {
 	// Nothing moves while retrying, nor when nothing got through in the
 	// last interval: the receiver, not the shard count, is the bottleneck.
 	if l.Retried || l.Out == 0 {
-		return desired, cur
-	}
-	if r.holdWhileBehind && delay > maxDelayToShrink {
 		return desired, cur
 	}
 	want := math.Ceil(desired)

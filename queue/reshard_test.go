@@ -27,9 +27,7 @@ func TestReshardDecision(t *testing.T) {
 	tests := []struct {
 		name          string
 		min, max, cur int
-		// hold is resharder.holdWhileBehind (a disk buffer).
-		hold bool
-		load shardLoad
+		load          shardLoad
 		// wantDesired is the computed count before rounding; NaN when none.
 		wantDesired float64
 		want        int
@@ -80,14 +78,9 @@ func TestReshardDecision(t *testing.T) {
 			wantDesired: 0.2, want: 10,
 		},
 		{
-			name: "with a disk buffer, no growth while more than 10 s behind", min: 1, max: 50, cur: 1, hold: true,
+			name: "a backlog (a disk buffer's, after an outage): growth while behind", min: 1, max: 50, cur: 1,
 			load:        shardLoad{In: 20000, Out: 10000, SendTime: 10 * time.Second, Delay: 11},
-			wantDesired: 0.001 * (2000 + 0.05*11*2000), want: 1,
-		},
-		{
-			name: "with a disk buffer, growth once caught up", min: 1, max: 50, cur: 1, hold: true,
-			load:        shardLoad{In: 20000, Out: 10000, SendTime: 10 * time.Second, Delay: 5},
-			wantDesired: 2.5, want: 3,
+			wantDesired: 0.001 * (2000 + 0.05*11*2000), want: 4,
 		},
 		{
 			name: "nothing sent yet: no basis", min: 1, max: 50, cur: 3,
@@ -104,7 +97,6 @@ func TestReshardDecision(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newResharder(tt.min, tt.max, interval)
-			r.holdWhileBehind = tt.hold
 			desired, n := r.next(tt.cur, tt.load)
 			if math.IsNaN(tt.wantDesired) {
 				require.True(t, math.IsNaN(desired), "desired %v", desired)
