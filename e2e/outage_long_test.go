@@ -3,14 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
 // longOutageTicks is how many snapshots (1 s apart) the receiver is down
@@ -37,36 +34,17 @@ func TestLongReceiverOutage(t *testing.T) {
 	createPods(ctx, t, client, ns, "web-1", "web-2", "web-3")
 	t.Cleanup(func() { deleteNamespace(t, client, ns) })
 
-	start := map[string]func(t *testing.T, dir string) (outageReceiver, error){
-		"prometheus": func(_ *testing.T, dir string) (outageReceiver, error) {
-			p, err := testenv.StartPrometheus(ctx, dir)
-			if err != nil {
-				return nil, err
-			}
-			return longPromReceiver{promReceiver{p}}, nil
-		},
-		"victoriametrics": func(t *testing.T, dir string) (outageReceiver, error) {
-			if _, err := testenv.Binary("victoria-metrics"); err != nil {
-				if os.Getenv("CI") == "true" {
-					return nil, err
-				}
-				t.Skip(err)
-			}
-			v, err := testenv.StartVictoriaMetrics(ctx, dir)
-			if err != nil {
-				return nil, err
-			}
-			return vmReceiver{v}, nil
-		},
-	}
 	t.Run("all", func(t *testing.T) {
 		for _, recv := range []string{"prometheus", "victoriametrics"} {
 			for _, buffer := range []string{"memory", "disk"} {
 				t.Run(recv+"/"+buffer, func(t *testing.T) {
 					t.Parallel()
 					dir := t.TempDir()
-					r, err := start[recv](t, dir)
+					r, err := startOutageReceiver(t, ctx, recv, dir)
 					require.NoError(t, err)
+					if p, ok := r.(promReceiver); ok {
+						r = longPromReceiver{p}
+					}
 					t.Cleanup(r.Stop)
 					bufferDir := ""
 					if buffer == "disk" {

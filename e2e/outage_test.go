@@ -87,46 +87,46 @@ func TestReceiverOutage(t *testing.T) {
 	createPods(ctx, t, client, ns, "web-1", "web-2", "web-3")
 	t.Cleanup(func() { deleteNamespace(t, client, ns) })
 
-	receivers := []struct {
-		name  string
-		start func(t *testing.T, ctx context.Context, dir string) (outageReceiver, error)
-	}{
-		{"prometheus", func(_ *testing.T, ctx context.Context, dir string) (outageReceiver, error) {
-			p, err := testenv.StartPrometheus(ctx, dir)
-			if err != nil {
-				return nil, err
-			}
-			return promReceiver{p}, nil
-		}},
-		{"victoriametrics", func(t *testing.T, ctx context.Context, dir string) (outageReceiver, error) {
-			if _, err := testenv.Binary("victoria-metrics"); err != nil {
-				if os.Getenv("CI") == "true" {
-					return nil, err
-				}
-				t.Skip(err)
-			}
-			v, err := testenv.StartVictoriaMetrics(ctx, dir)
-			if err != nil {
-				return nil, err
-			}
-			return vmReceiver{v}, nil
-		}},
-	}
-	for _, recv := range receivers {
+	for _, recv := range []string{"prometheus", "victoriametrics"} {
 		for _, buffer := range []string{"memory", "disk"} {
-			t.Run(recv.name+"/"+buffer, func(t *testing.T) {
+			t.Run(recv+"/"+buffer, func(t *testing.T) {
 				dir := t.TempDir()
-				r, err := recv.start(t, ctx, dir)
+				r, err := startOutageReceiver(t, ctx, recv, dir)
 				require.NoError(t, err)
 				t.Cleanup(r.Stop)
 				bufferDir := ""
 				if buffer == "disk" {
 					bufferDir = filepath.Join(dir, "buffer")
 				}
-				runOutage(t, ctx, r, ns, recv.name+"-"+buffer, bufferDir)
+				runOutage(t, ctx, r, ns, recv+"-"+buffer, bufferDir)
 			})
 		}
 	}
+}
+
+// startOutageReceiver starts a receiver of the kind named ("prometheus" or
+// "victoriametrics") in dir; without VictoriaMetrics built, its tests are
+// skipped (in CI they fail).
+func startOutageReceiver(t *testing.T, ctx context.Context, name, dir string) (outageReceiver, error) {
+	t.Helper()
+	if name == "prometheus" {
+		p, err := testenv.StartPrometheus(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		return promReceiver{p}, nil
+	}
+	if _, err := testenv.Binary("victoria-metrics"); err != nil {
+		if os.Getenv("CI") == "true" {
+			return nil, err
+		}
+		t.Skip(err)
+	}
+	v, err := testenv.StartVictoriaMetrics(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return vmReceiver{v}, nil
 }
 
 // runOutage runs an agent pushing ns to r, stops r for outageTicks
