@@ -34,6 +34,9 @@ type Options struct {
 	// ConfigFile is the file the configuration was loaded from, which
 	// Reload reads again; empty: reloads are refused.
 	ConfigFile string
+	// EnableLifecycle serves the state-changing endpoints (POST /-/reload),
+	// as Prometheus' --web.enable-lifecycle; without it they answer 403.
+	EnableLifecycle bool
 }
 
 // Agent watches a cluster and pushes its state.
@@ -91,6 +94,8 @@ type Agent struct {
 	loopDone chan struct{}
 	// listener serves /metrics and the probes, when configured.
 	listener net.Listener
+	// lifecycle serves the state-changing endpoints (Options.EnableLifecycle).
+	lifecycle bool
 	// leader runs the leader election, when enabled (nil otherwise); gate
 	// then lets only the leader's snapshots reach the endpoints.
 	leader *leader
@@ -109,7 +114,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a := &Agent{
-		cfg: cfg, configFile: o.ConfigFile, log: o.Logger, reg: o.Registry,
+		cfg: cfg, configFile: o.ConfigFile, log: o.Logger, reg: o.Registry, lifecycle: o.EnableLifecycle,
 		pending: map[string]*watchGroup{}, reloads: make(chan reloadRequest), loopDone: make(chan struct{}),
 	}
 	if o.Clients != nil {
@@ -330,7 +335,7 @@ func (a *Agent) serve() *http.Server {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg}))
-	mux.HandleFunc("/-/reload", a.handleReload)
+	mux.HandleFunc("/-/reload", lifecycleOnly(a.lifecycle, a.handleReload))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

@@ -129,13 +129,14 @@ func (a *Agent) reloaded(d *configDiff, err error) error {
 	return nil
 }
 
-// handleReload serves POST /-/reload: 200 once the new configuration is
-// applied, 400 with the reason when it is refused, 500 when the agent
-// could not reload at all.
+// handleReload serves POST (or PUT, as Prometheus) /-/reload: 200 once the
+// new configuration is applied, 400 with the reason when it is refused, 500
+// when the agent could not reload at all. The server serves it only with
+// Options.EnableLifecycle (lifecycleOnly).
 func (a *Agent) handleReload(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "use POST to reload the configuration", http.StatusMethodNotAllowed)
+	if r.Method != http.MethodPost && r.Method != http.MethodPut {
+		w.Header().Set("Allow", http.MethodPost+", "+http.MethodPut)
+		http.Error(w, "Only POST or PUT requests allowed", http.StatusMethodNotAllowed)
 		return
 	}
 	err := a.Reload(r.Context())

@@ -37,8 +37,9 @@ type agentProcess struct {
 const listenPlaceholder = "LISTEN_ADDRESS"
 
 // startAgentProcess writes the configuration (listenPlaceholder replaced by
-// a free address) to a file and runs bin on it at debug level until the
-// test ends; it waits until /readyz answers 200.
+// a free address) to a file and runs bin on it at debug level, with
+// --web.enable-lifecycle for reload, until the test ends; it waits until
+// /readyz answers 200.
 func startAgentProcess(t *testing.T, bin, cfgText string) *agentProcess {
 	t.Helper()
 	port, err := testenv.FreePort()
@@ -51,7 +52,7 @@ func startAgentProcess(t *testing.T, bin, cfgText string) *agentProcess {
 	}
 	p.base = "http://" + p.listen
 	p.writeConfig(t, cfgText)
-	p.cmd = exec.Command(bin, "--config.file="+p.config, "--log.level=debug")
+	p.cmd = exec.Command(bin, "--config.file="+p.config, "--log.level=debug", "--web.enable-lifecycle")
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, p.cmd.Start())

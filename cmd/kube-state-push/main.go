@@ -62,6 +62,7 @@ func reloadOn(ctx context.Context, hup <-chan os.Signal, a *agent.Agent) {
 func run() int {
 	configFile := flag.String("config.file", "config.yaml", "Path of the configuration file.")
 	logLevel := flag.String("log.level", "info", "Log level: debug, info, warn or error.")
+	enableLifecycle := flag.Bool("web.enable-lifecycle", false, "Enable reloading via HTTP request (POST /-/reload); SIGHUP reloads without it.")
 	version := flag.Bool("version", false, "Print the version and exit.")
 	flag.Parse()
 	if *version {
@@ -99,13 +100,13 @@ func run() int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	a, err := agent.New(cfg, agent.Options{Logger: logger, ConfigFile: *configFile})
+	a, err := agent.New(cfg, agent.Options{Logger: logger, ConfigFile: *configFile, EnableLifecycle: *enableLifecycle})
 	if err != nil {
 		logger.Error("starting", "err", err)
 		return 1
 	}
 	if addr := a.Addr(); addr != nil {
-		logger.Info("serving self-metrics", "addr", addr.String(), "paths", "/metrics /healthz /readyz /-/reload")
+		logger.Info("serving self-metrics", "addr", addr.String(), "paths", "/metrics /healthz /readyz /-/reload", "lifecycle", *enableLifecycle)
 	}
 	go reloadOn(ctx, hup, a)
 	if err := a.Run(ctx); err != nil {
