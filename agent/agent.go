@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -37,6 +38,11 @@ type Options struct {
 	// EnableLifecycle serves the state-changing endpoints (POST /-/reload),
 	// as Prometheus' --web.enable-lifecycle; without it they answer 403.
 	EnableLifecycle bool
+	// WebConfigFile is an exporter-toolkit web configuration (TLS, client
+	// certificates, basic auth) for the whole listener, as
+	// --web.config.file of kube-state-metrics and node_exporter; empty:
+	// plain HTTP.
+	WebConfigFile string
 }
 
 // Agent watches a cluster and pushes its state.
@@ -96,6 +102,8 @@ type Agent struct {
 	listener net.Listener
 	// lifecycle serves the state-changing endpoints (Options.EnableLifecycle).
 	lifecycle bool
+	// webConfigFile secures the listener (Options.WebConfigFile).
+	webConfigFile string
 	// leader runs the leader election, when enabled (nil otherwise); gate
 	// then lets only the leader's snapshots reach the endpoints.
 	leader *leader
@@ -106,6 +114,10 @@ type Agent struct {
 // self-metrics listener (so a busy port fails here, not later) but starts
 // nothing else.
 func New(cfg *Config, o Options) (*Agent, error) {
+	// A bad web configuration fails the start, not the first request.
+	if err := web.Validate(o.WebConfigFile); err != nil {
+		return nil, fmt.Errorf("web configuration %s: %w", o.WebConfigFile, err)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -114,7 +126,8 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		o.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	a := &Agent{
-		cfg: cfg, configFile: o.ConfigFile, log: o.Logger, reg: o.Registry, lifecycle: o.EnableLifecycle,
+		cfg: cfg, configFile: o.ConfigFile, log: o.Logger, reg: o.Registry,
+		lifecycle: o.EnableLifecycle, webConfigFile: o.WebConfigFile,
 		pending: map[string]*watchGroup{}, reloads: make(chan reloadRequest), loopDone: make(chan struct{}),
 	}
 	if o.Clients != nil {
@@ -349,7 +362,11 @@ func (a *Agent) serve() *http.Server {
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := srv.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// exporter-toolkit adds TLS and basic auth from the web
+		// configuration, read again on each connection; without one it
+		// serves plain HTTP.
+		flags := &web.FlagConfig{WebConfigFile: &a.webConfigFile}
+		if err := web.Serve(a.listener, srv, flags, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("self-metrics server stopped", "err", err)
 		}
 	}()

@@ -2,13 +2,26 @@ package agent
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -73,4 +86,95 @@ func TestLifecycleEndpoints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// selfSignedCert writes a self-signed certificate for 127.0.0.1 and its key
+// into dir and returns their paths and the certificate.
+func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string, cert *x509.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "kube-state-push test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err = x509.ParseCertificate(der)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	return certFile, keyFile, cert
+}
+
+// With --web.config.file (exporter-toolkit's web configuration) the whole
+// listener takes TLS and basic auth: HTTPS with the right credentials is
+// served, without them or with a wrong password 401, and plain HTTP is
+// refused.
+func TestWebConfigTLSBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, cert := selfSignedCert(t, dir)
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret-pass"), bcrypt.MinCost)
+	require.NoError(t, err)
+	webConfig := filepath.Join(dir, "web.yaml")
+	require.NoError(t, os.WriteFile(webConfig, []byte("tls_server_config:\n  cert_file: "+certFile+"\n  key_file: "+keyFile+
+		"\nbasic_auth_users:\n  alice: "+string(hash)+"\n"), 0o600))
+	_, base := servingAgent(t, "", Options{WebConfigFile: webConfig})
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	defer client.CloseIdleConnections()
+	https := "https://" + strings.TrimPrefix(base, "http://")
+
+	get := func(user, pass, url string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		require.NoError(t, err)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/-/reload"} {
+		code, _ := get("", "", https+path)
+		require.Equal(t, http.StatusUnauthorized, code, "%s without credentials", path)
+		code, _ = get("alice", "wrong", https+path)
+		require.Equal(t, http.StatusUnauthorized, code, "%s with a wrong password", path)
+	}
+	code, body := get("alice", "s3cret-pass", https+"/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "kube_state_push_")
+	code, _ = get("alice", "s3cret-pass", https+"/healthz")
+	require.Equal(t, http.StatusOK, code)
+
+	// Plain HTTP on the TLS listener: Go's server answers 400 and serves
+	// nothing.
+	code, body = do(t, http.DefaultClient, http.MethodGet, base+"/metrics")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.NotContains(t, body, "kube_state_push_")
+}
+
+// A web configuration that does not load fails New, before anything
+// starts.
+func TestWebConfigInvalid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "web.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("tls_server_config:\n  cert_file: /nonexistent.crt\n  key_file: /nonexistent.key\n"), 0o600))
+	cfg, err := Load([]byte("listen_address: 127.0.0.1:0\nresources: [nodes]\nremote_write:\n  - url: http://127.0.0.1:1/write\n"), "web.yaml")
+	require.NoError(t, err)
+	clients := watch.Clients{Kube: reloadCluster()}
+	_, err = New(cfg, Options{Clients: &clients, Registry: prometheus.NewRegistry(), WebConfigFile: path})
+	require.ErrorContains(t, err, "web configuration "+path)
 }
