@@ -242,6 +242,11 @@ func withoutKeys(err error, named []error) error {
 // yamlFieldRE matches yaml.v3's message for an unknown key.
 var yamlFieldRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type \S+$`)
 
+// yamlValueRE matches the value yaml.v3 quotes in a type error, "!!str
+// `hunter2` into "; the last " into " ends it, since a type name has no
+// backquote.
+var yamlValueRE = regexp.MustCompile("(!!\\S+) `.*` into ")
+
 // yamlLineRE matches a YAML error that names a line.
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
@@ -277,11 +282,18 @@ func decodeError(name string, root *yaml.Node, err error) error {
 		}
 		if m := yamlLineRE.FindStringSubmatch(e); m != nil {
 			line, _ := strconv.Atoi(m[1])
-			if key := keyAt(root, line); key != "" {
-				errs = append(errs, fmt.Errorf("%s:%d: %s: %s", name, line, key, m[2]))
+			key, msg := keyAt(root, line), m[2]
+			// yaml.v3 quotes (the start of) the value it could not decode,
+			// which on a secret-bearing key may be the secret.
+			if secretLine(root, line) || key == "" {
+				msg = yamlValueRE.ReplaceAllString(msg, "$1 `<secret>` into ")
+				key, _ = confkey.Secret(key)
+			}
+			if key != "" {
+				errs = append(errs, fmt.Errorf("%s:%d: %s: %s", name, line, key, msg))
 				continue
 			}
-			errs = append(errs, fmt.Errorf("%s:%d: %s", name, line, m[2]))
+			errs = append(errs, fmt.Errorf("%s:%d: %s", name, line, msg))
 			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: %s", name, e))
@@ -348,7 +360,8 @@ func keyAt(root *yaml.Node, line int) string {
 				if path != "" {
 					p = path + "." + k.Value
 				}
-				if k.Line == line && depth > bestDepth {
+				// A value may start on a line of its own, below its key.
+				if (k.Line == line || n.Content[i+1].Line == line) && depth > bestDepth {
 					best, bestDepth = p, depth
 				}
 				walk(n.Content[i+1], p, depth+1)
@@ -365,6 +378,43 @@ func keyAt(root *yaml.Node, line int) string {
 	}
 	walk(root, "", 0)
 	return best
+}
+
+// secretLine reports whether a key or value that starts on line is, or
+// lies inside, a secret-bearing key (confkey.Secret), or whether nothing
+// does, so that no error quotes a value of it.
+func secretLine(root *yaml.Node, line int) bool {
+	found, secret := false, false
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if n.Line == line {
+			found = true
+			if _, s := confkey.Secret(path); s {
+				secret = true
+			}
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p := n.Content[i].Value
+				if path != "" {
+					p = path + "." + p
+				}
+				walk(n.Content[i], p)
+				walk(n.Content[i+1], p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, confkey.Index(path, i))
+			}
+		}
+	}
+	walk(root, "")
+	return secret || !found
 }
 
 // keyErrors formats validation errors as "file:line: key: message", with

@@ -161,3 +161,33 @@ remote_write:
 	}
 	t.Logf("checked %d bytes of output, %d of /metrics, %d of check-config", len(out), len(metrics), len(effective))
 }
+
+// A configuration that gives a secret-bearing key a value of the wrong type
+// (agent/testdata/secret_wrong_types.yaml, where every such key holds
+// TOPSECRET-4f9c) is refused naming each key and line, and neither
+// check-config nor the binary's start shows the value: not on stdout, not
+// on stderr. (A reload reads the file through the same loader.)
+func TestConfigErrorsHideSecrets(t *testing.T) {
+	bin := buildAgent(t)
+	path, err := filepath.Abs("../agent/testdata/secret_wrong_types.yaml")
+	require.NoError(t, err)
+	const secret = "TOPSECRET-4f9c"
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, 17+1, strings.Count(string(raw), secret), "the file holds the secret in every key (and its comment names it)")
+	for _, args := range [][]string{{"check-config", path}, {"--config.file=" + path}} {
+		cmd := exec.Command(bin, args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%v", args)
+		require.Equal(t, 1, ee.ExitCode(), "%v", args)
+		require.Contains(t, stderr.String(), "secret_wrong_types.yaml:8: remote_write[0].basic_auth.password: cannot unmarshal", "%v", args)
+		require.Contains(t, stderr.String(), "secret_wrong_types.yaml:58: remote_write[15].proxy_connect_header.Proxy-Authorization:", "%v", args)
+		for _, out := range []string{stdout.String(), stderr.String()} {
+			// yaml.v3 would quote the first 7 bytes.
+			require.NotContains(t, out, secret[:7], "%v", args)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Error is a problem with the value at one configuration key.
@@ -69,4 +70,60 @@ func join(parent, key string) string {
 		return parent + key
 	}
 	return parent + "." + key
+}
+
+// secretLeaves are keys whose value is a secret (prometheus/common's
+// config.Secret fields, and http_headers' and proxy_connect_header's
+// secrets).
+var secretLeaves = map[string]bool{
+	"password": true, "credentials": true, "client_secret": true, "client_certificate_key": true,
+	"bearer_token": true, "key": true, "secrets": true,
+}
+
+// secretMaps are maps from a name, which is not secret, to a value that may
+// be: headers, proxy_connect_header and oauth2.endpoint_params.
+var secretMaps = map[string]bool{"headers": true, "proxy_connect_header": true, "endpoint_params": true}
+
+// secretParents hold secrets below them; a value of the wrong type given
+// to them (a string where the mapping goes) is often the secret itself.
+var secretParents = map[string]bool{
+	"basic_auth": true, "authorization": true, "oauth2": true, "http_headers": true, "tls_config": true,
+}
+
+// Secret reports whether key is, or lies inside, a key that holds secrets,
+// and returns key cut where the secret begins: below a secret, and below
+// the name in a map of secret values, the map keys are what a person
+// typed, perhaps the secret itself, so an error must not name them.
+// "remote_write[0].basic_auth.password.hunter2" gives
+// "remote_write[0].basic_auth.password", true.
+func Secret(key string) (cut string, secret bool) {
+	named := false // the segment before was one of secretMaps
+	for i := 0; i < len(key); {
+		if key[i] == '.' {
+			i++
+			continue
+		}
+		j := len(key)
+		if key[i] == '[' {
+			if k := strings.IndexByte(key[i:], ']'); k >= 0 {
+				j = i + k + 1
+			}
+			i = j
+			continue // an index is never secret
+		}
+		if k := strings.IndexAny(key[i:], ".["); k >= 0 {
+			j = i + k
+		}
+		seg := key[i:j]
+		switch {
+		case named, secretLeaves[seg]:
+			return key[:j], true
+		case secretMaps[seg]:
+			secret, named = true, true
+		case secretParents[seg]:
+			secret = true
+		}
+		i = j
+	}
+	return key, secret
 }

@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// secretWrongTypes is testdata/secret_wrong_types.yaml's secret; the e2e
+// tests grep the binary's output for it too.
+const secretWrongTypes = "TOPSECRET-4f9c"
+
+// A YAML type error on a secret-bearing key names the key and the line,
+// never the value: neither the value yaml.v3 would quote nor a map key
+// typed below a secret (perhaps the secret itself).
+func TestTypeErrorsHideSecrets(t *testing.T) {
+	_, err := LoadFile("testdata/secret_wrong_types.yaml")
+	require.Error(t, err)
+	const f = "testdata/secret_wrong_types.yaml:"
+	want := []string{
+		f + "8: remote_write[0].basic_auth.password: cannot unmarshal !!seq into config.plain",
+		f + "11: remote_write[1].basic_auth.password: cannot unmarshal !!map into config.plain",
+		f + "13: remote_write[2].basic_auth: cannot unmarshal !!str `<secret>` into config.plain",
+		f + "16: remote_write[3].authorization.credentials: cannot unmarshal !!map into config.plain",
+		f + "18: remote_write[4].authorization: cannot unmarshal !!str `<secret>` into config.Authorization",
+		f + "23: remote_write[5].oauth2.client_secret: cannot unmarshal !!seq into config.plain",
+		f + "28: remote_write[6].oauth2.endpoint_params: cannot unmarshal !!str `<secret>` into map[string]string",
+		f + "33: remote_write[7].oauth2.client_certificate_key: cannot unmarshal !!seq into config.plain",
+		f + "35: remote_write[8].bearer_token: cannot unmarshal !!seq into config.plain",
+		f + "38: remote_write[9].http_headers.Authorization: cannot unmarshal !!str `<secret>` into config.Header",
+		f + "42: remote_write[10].http_headers.X-Api-Key.secrets: cannot unmarshal !!str `<secret>` into []config.Secret",
+		f + "45: remote_write[11].headers.X-Api-Key: cannot unmarshal !!seq into string",
+		f + "47: remote_write[12].headers: cannot unmarshal !!str `<secret>` into map[string]string",
+		f + "51: remote_write[13].headers.X-Api-Key: cannot unmarshal !!map into string",
+		f + "54: remote_write[14].tls_config.key: cannot unmarshal !!seq into config.plain",
+		f + "58: remote_write[15].proxy_connect_header.Proxy-Authorization: cannot unmarshal !!str `<secret>` into []config.Secret",
+		f + "61: remote_write[16].oauth2: cannot unmarshal !!str `<secret>` into config.plain",
+	}
+	require.Equal(t, want, strings.Split(err.Error(), "\n"))
+	// yaml.v3 quotes a value's first 7 bytes when it is longer than 10.
+	require.NotContains(t, err.Error(), secretWrongTypes[:7])
+}
+
+// Values of keys that hold no secret are still quoted: they are what a
+// person needs to see to fix the file.
+func TestTypeErrorsQuoteOtherValues(t *testing.T) {
+	_, err := Load([]byte("snapshot_interval: abc\nremote_write:\n  - url: http://a/\n    queue_config: {max_shards: many}\n"), "c.yaml")
+	require.EqualError(t, err, "c.yaml:1: snapshot_interval: cannot unmarshal !!str `abc` into time.Duration\n"+
+		"c.yaml:4: remote_write[0].queue_config.max_shards: cannot unmarshal !!str `many` into int")
+}
