@@ -7,6 +7,7 @@
 package deploy_test
 
 import (
+	"encoding/json"
 	"os"
 	"sort"
 	"testing"
@@ -182,5 +183,60 @@ func TestHAReplicasOverlay(t *testing.T) {
 		require.Contains(t, out, "replicas: 2")
 		require.Contains(t, out, "__replica__: ${POD_NAME}", "expanded by the agent, not by kustomize")
 		require.NotContains(t, out, "kind: Role\n")
+	}
+}
+
+// The no-secrets overlay watches kube-state-metrics' default resources but
+// secrets, and its ClusterRole grants exactly those of the base's but
+// secrets: nothing on secrets, in any rule.
+func TestNoSecretsOverlay(t *testing.T) {
+	files, k := kustomizationFiles(t, "no-secrets")
+	require.Equal(t, []string{"../base"}, k.Resources)
+	for _, f := range []string{"clusterrole.yaml", "config.yaml"} {
+		require.Contains(t, files, f)
+	}
+	r := renderKustomization(t, "no-secrets")
+	cfg := loadRendered(t, "no-secrets", r)
+	var want []string
+	for _, name := range watch.DefaultResources {
+		if name != "secrets" {
+			want = append(want, name)
+		}
+	}
+	require.Equal(t, want, cfg.Watch.Resources)
+
+	granted := func(objects []map[string]any) map[string]bool {
+		out := map[string]bool{}
+		for _, obj := range objects {
+			if obj["kind"] != "ClusterRole" {
+				continue
+			}
+			b, err := json.Marshal(obj)
+			require.NoError(t, err)
+			var role rbacv1.ClusterRole
+			require.NoError(t, json.Unmarshal(b, &role))
+			for _, rule := range role.Rules {
+				require.Equal(t, []string{"get", "list", "watch"}, rule.Verbs)
+				for _, g := range rule.APIGroups {
+					for _, res := range rule.Resources {
+						out[g+"/"+res] = true
+					}
+				}
+			}
+		}
+		return out
+	}
+	base, got := granted(renderKustomization(t, "base").objects), granted(r.objects)
+	require.True(t, base["/secrets"])
+	delete(base, "/secrets")
+	require.Equal(t, base, got)
+	for _, name := range cfg.Watch.Resources {
+		res, ok := watch.Lookup(name)
+		require.True(t, ok)
+		gr := res.GroupResource()
+		require.True(t, got[gr.Group+"/"+gr.Resource], "%s is watched and granted", name)
+	}
+	if out, ok := renderOverlay(t, "no-secrets"); ok {
+		require.NotContains(t, out, "- secrets\n")
 	}
 }

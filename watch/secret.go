@@ -66,7 +66,7 @@ func secretFamilies(o FamilyOptions) []Family[*secretMeta] {
 		{
 			Name: "kube_secret_annotations", Help: "Kubernetes annotations converted to Prometheus labels.",
 			Type: Gauge, Stability: Alpha,
-			Generate: mapFamily("annotation", objectAnnotations[S], o.AnnotationsAllowlist),
+			Generate: mapFamily("annotation", secretAnnotations, o.AnnotationsAllowlist),
 		},
 		{
 			Name: "kube_secret_labels", Help: "Kubernetes labels converted to Prometheus labels.",
@@ -88,8 +88,28 @@ func secretFamilies(o FamilyOptions) []Family[*secretMeta] {
 	}
 }
 
+// secretAnnotations returns a secret's annotations without
+// kubectl.kubernetes.io/last-applied-configuration, whatever the allowlist
+// says: rowMetadata already drops it, and no secretMeta built another way
+// may export it either.
+func secretAnnotations(s *secretMeta) map[string]string {
+	if _, ok := s.Annotations[v1.LastAppliedConfigAnnotation]; !ok {
+		return s.Annotations
+	}
+	out := make(map[string]string, len(s.Annotations)-1)
+	for k, v := range s.Annotations {
+		if k != v1.LastAppliedConfigAnnotation {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // secretMeta is all the agent learns of a Secret: its metadata (without
-// managed fields, which name the data keys) and its type.
+// managed fields, which name the data keys, nor the
+// kubectl.kubernetes.io/last-applied-configuration annotation, which holds
+// the data in clear when the secret was created with kubectl apply) and
+// its type.
 type secretMeta struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -341,5 +361,10 @@ func rowMetadata(row *metav1.TableRow) (metav1.ObjectMeta, error) {
 		return metav1.ObjectMeta{}, fmt.Errorf("table row object is a %q, want PartialObjectMetadata", m.Kind)
 	}
 	m.ManagedFields = nil
+	// kubectl apply stores the whole applied Secret, data or stringData
+	// included, in this annotation: dropped here, so that it is never held
+	// or rendered. (kube-state-metrics exports it with an annotations
+	// allowlist that admits it; this is an intentional difference.)
+	delete(m.Annotations, v1.LastAppliedConfigAnnotation)
 	return m.ObjectMeta, nil
 }

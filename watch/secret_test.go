@@ -390,3 +390,48 @@ func TestSecretTableNoWatchList(t *testing.T) {
 	require.ErrorIs(t, err, errWatchListUnsupported)
 	require.Empty(t, srv.requests())
 }
+
+// kubectl.kubernetes.io/last-applied-configuration holds a Secret's data in
+// clear when it was created with kubectl apply: it is dropped when a row is
+// decoded, by list and by watch, and kube_secret_annotations never exports
+// it, whatever the allowlist says (an intentional difference from
+// kube-state-metrics, e2e/compat_test.go).
+func TestSecretLastAppliedConfigurationDropped(t *testing.T) {
+	const secretValue = "applied-secret-value-7c3e"
+	applied := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db"},"stringData":{"password":"` + secretValue + `"}}`
+	annotations := fmt.Sprintf(`,"annotations":{"owner":"sre",%q:%q}`, v1.LastAppliedConfigAnnotation, applied)
+	srv := newTableServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") == "true" {
+			fmt.Fprintln(w, `{"type":"MODIFIED","object":`+secretTable(`{"resourceVersion":"213"}`, secretColumns, secretRow("db", "Opaque", "213", annotations))+`}`)
+			return
+		}
+		fmt.Fprint(w, secretTable(`{"resourceVersion":"211"}`, secretColumns, secretRow("db", "Opaque", "211", annotations)))
+	})
+	c := srv.clients(t)
+	obj, err := secretResource().list(t.Context(), c, "ns1", metav1.ListOptions{})
+	require.NoError(t, err)
+	listed := obj.(*secretMetaList).Items
+	require.Len(t, listed, 1)
+	require.Equal(t, map[string]string{"owner": "sre"}, listed[0].Annotations)
+
+	w, err := secretResource().watch(t.Context(), c, "ns1", metav1.ListOptions{ResourceVersion: "211"})
+	require.NoError(t, err)
+	defer w.Stop()
+	e := <-w.ResultChan()
+	watched, ok := e.Object.(*secretMeta)
+	require.True(t, ok, "%T", e.Object)
+	require.Equal(t, map[string]string{"owner": "sre"}, watched.Annotations)
+
+	// A secretMeta that still holds it (built some other way) renders
+	// without it under every allowlist that would admit it.
+	held := &secretMeta{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "db", UID: "uid-db",
+		Annotations: map[string]string{"owner": "sre", v1.LastAppliedConfigAnnotation: applied}}}
+	for _, allow := range [][]string{{"*"}, {v1.LastAppliedConfigAnnotation, "owner"}, {"kubectl.kubernetes.io/*"}} {
+		got := renderText(t, secretResource(), FamilyOptions{AnnotationsAllowlist: allow}, held, "kube_secret_annotations")
+		require.NotContains(t, got, secretValue, "allowlist %v", allow)
+		require.NotContains(t, got, "last_applied", "allowlist %v", allow)
+	}
+	requireGolden(t, `kube_secret_annotations{annotation_owner="sre",namespace="ns1",secret="db"} 1`,
+		renderText(t, secretResource(), FamilyOptions{AnnotationsAllowlist: []string{"*"}}, held, "kube_secret_annotations"))
+	require.Len(t, held.Annotations, 2, "the object itself is left alone")
+}

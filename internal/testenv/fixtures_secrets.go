@@ -26,7 +26,9 @@ const SecretFixtureValue = "fixture-secret-value-do-not-export"
 // family: the built-in types (Opaque, TLS, docker config JSON and legacy
 // docker config, basic auth, SSH auth, service account token) and a custom
 // type; labels and annotations whose keys need sanitising; a controller
-// owner, owners without a controller flag, and none. Every secret holds
+// owner, owners without a controller flag, and none; one as `kubectl
+// apply` leaves it, whose kubectl.kubernetes.io/last-applied-configuration
+// annotation holds its stringData in clear. Every secret holds
 // SecretFixtureValue in its data. Nothing the families read depends on the
 // clock or on chance (the TLS key pair is new each time).
 func FixturesSecrets(ctx context.Context, c kubernetes.Interface, ns string) error {
@@ -58,6 +60,10 @@ func FixturesSecrets(ctx context.Context, c kubernetes.Interface, ns string) err
 	// requires the annotation.
 	token.Annotations = map[string]string{v1.ServiceAccountNameKey: "builder"}
 
+	applied := meta("secret-applied")
+	applied.Annotations = map[string]string{v1.LastAppliedConfigAnnotation: `{"apiVersion":"v1","kind":"Secret",` +
+		`"metadata":{"annotations":{},"name":"secret-applied"},"stringData":{"token":"` + SecretFixtureValue + `"},"type":"Opaque"}` + "\n"}
+
 	cert, key, err := fixtureCertificate()
 	if err != nil {
 		return err
@@ -77,6 +83,7 @@ func FixturesSecrets(ctx context.Context, c kubernetes.Interface, ns string) err
 		{ObjectMeta: meta("secret-ssh-auth"), Type: v1.SecretTypeSSHAuth, Data: data(v1.SSHAuthPrivateKey)},
 		{ObjectMeta: token, Type: v1.SecretTypeServiceAccountToken, Data: data("extra")},
 		{ObjectMeta: custom, Type: "example.com/custom", Immutable: new(true), StringData: map[string]string{"api-key": SecretFixtureValue}},
+		{ObjectMeta: applied, Type: v1.SecretTypeOpaque, StringData: map[string]string{"token": SecretFixtureValue}},
 	}
 	for _, s := range secrets {
 		if _, err := c.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {

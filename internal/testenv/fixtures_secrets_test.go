@@ -66,6 +66,7 @@ func TestFixturesSecrets(t *testing.T) {
 		"secret-ssh-auth":         "kubernetes.io/ssh-auth",
 		"secret-sa-token":         "kubernetes.io/service-account-token",
 		"secret-custom":           "example.com/custom",
+		"secret-applied":          "Opaque", // its last-applied annotation is dropped (requireNoData)
 	}, gotTypes)
 	renderer := r.NewRenderer(watch.RenderOptions{})
 	for _, obj := range first.objs {
