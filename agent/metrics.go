@@ -18,6 +18,7 @@ type metrics struct {
 	samples       prometheus.Gauge
 	lastSnapshot  prometheus.Gauge
 	snapshotsLate prometheus.Counter
+	produced      prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -59,13 +60,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: namespace, Subsystem: "snapshot", Name: "last_timestamp_seconds",
 			Help: "Timestamp of the last snapshot.",
 		}),
+		produced: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "samples_produced_total",
+			Help: "Samples in the snapshots handed to the endpoints, staleness markers included: what each endpoint is to send or count as dropped.",
+		}),
 		snapshotsLate: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: "snapshot", Name: "skipped_total",
 			Help: "Ticks skipped because the previous snapshot was still being queued.",
 		}),
 	}
 	reg.MustRegister(m.events, m.renderErrors, m.series, m.staleMarkers, m.synced,
-		m.snapshots, m.snapshotTime, m.samples, m.lastSnapshot, m.snapshotsLate)
+		m.snapshots, m.snapshotTime, m.samples, m.lastSnapshot, m.snapshotsLate, m.produced)
 	return m
 }
 

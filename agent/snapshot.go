@@ -87,6 +87,7 @@ func (s *snapshotter) tick(ts time.Time) int {
 		for _, k := range s.sinks {
 			k.offer(fr)
 		}
+		s.metrics.produced.Add(float64(total))
 	}
 	fr.release()
 	for rm, t := range s.perResource {
