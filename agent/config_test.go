@@ -113,7 +113,7 @@ func TestDefaults(t *testing.T) {
 		// TestExampleConfig pins DefaultQueueConfig to Prometheus' values.
 		require.Equal(t, queue.DefaultQueueConfig, rw.QueueConfig)
 		require.True(t, rw.HTTPClientConfig.FollowRedirects, "prometheus/common's default")
-		require.True(t, rw.HTTPClientConfig.EnableHTTP2, "prometheus/common's default")
+		require.False(t, rw.HTTPClientConfig.EnableHTTP2, "Prometheus' remote-write default")
 		require.Nil(t, rw.HTTPClientConfig.Authorization)
 		require.Nil(t, rw.HTTPClientConfig.BasicAuth)
 	})

@@ -48,6 +48,13 @@ type Config struct {
 	// MetadataConfig schedules the 1.0 metadata requests (2.0 carries
 	// metadata in every series).
 	MetadataConfig MetadataConfig `yaml:"metadata_config,omitempty"`
+	// SendExemplars, SendNativeHistograms and ConvertNHCBToClassic are
+	// Prometheus' keys of the name, accepted so that a remote_write block
+	// pastes in, and ignored: state series are plain floats, with no
+	// exemplars and no histograms to send or convert.
+	SendExemplars        bool `yaml:"send_exemplars,omitempty"`
+	SendNativeHistograms bool `yaml:"send_native_histograms,omitempty"`
+	ConvertNHCBToClassic bool `yaml:"convert_nhcb_to_classic,omitempty"`
 	// Backfill is the order in which a backlog (snapshots held while the
 	// receiver was down) is sent: BackfillOldestFirst, the default, keeps
 	// every series in order, as receivers without an out-of-order window
@@ -148,10 +155,19 @@ var DefaultQueueConfig = QueueConfig{
 	SampleAgeLimit:    0, // off, as Prometheus
 }
 
+// DefaultHTTPClientConfig is Prometheus' remote-write HTTP client default
+// (config.DefaultRemoteWriteHTTPClientConfig): redirects followed, HTTP/2
+// off, where prometheus/common's config.DefaultHTTPClientConfig turns it on.
+// enable_http2: true turns it on.
+var DefaultHTTPClientConfig = config.HTTPClientConfig{
+	FollowRedirects: true,
+	EnableHTTP2:     false,
+}
+
 // DefaultConfig holds the defaults of one remote_write entry.
 var DefaultConfig = Config{
 	RemoteTimeout:    30 * time.Second,
-	HTTPClientConfig: config.DefaultHTTPClientConfig,
+	HTTPClientConfig: DefaultHTTPClientConfig,
 	QueueConfig:      DefaultQueueConfig,
 	DiskBuffer:       DefaultDiskBufferConfig,
 	ProtobufMessage:  ProtoV1,
@@ -162,7 +178,7 @@ var DefaultConfig = Config{
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
 func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
 	*c = DefaultConfig
-	c.HTTPClientConfig = config.DefaultHTTPClientConfig
+	c.HTTPClientConfig = DefaultHTTPClientConfig
 	type plain Config
 	return unmarshal((*plain)(c))
 }

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/common/config"
-
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue/framelog"
 )
@@ -116,11 +114,10 @@ type Endpoint struct {
 
 // New builds an endpoint from a validated Config. Nothing runs until Start.
 func New(cfg Config, o Options) (*Endpoint, error) {
-	hc, err := config.NewClientFromConfig(cfg.HTTPClientConfig, "remote_write_"+cfg.Name)
+	hc, err := newHTTPClient(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("building HTTP client for endpoint %q: %w", cfg.Name, err)
+		return nil, err
 	}
-	hc.Timeout = cfg.RemoteTimeout
 	m := o.Metrics.forEndpoint(cfg.Name)
 	e := &Endpoint{
 		cfg:          cfg,

@@ -1,0 +1,22 @@
+package queue
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/common/config"
+)
+
+// newHTTPClient builds the endpoint's HTTP client from its http_config keys,
+// with prometheus/common, as Prometheus' remote-write client is built
+// (storage/remote/client.go NewWriteClient): HTTP/2 only with
+// enable_http2: true (DefaultHTTPClientConfig), and remote_timeout bounding
+// each request.
+func newHTTPClient(cfg *Config) (*http.Client, error) {
+	hc, err := config.NewClientFromConfig(cfg.HTTPClientConfig, "remote_write_"+cfg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("building HTTP client for endpoint %q: %w", cfg.Name, err)
+	}
+	hc.Timeout = cfg.RemoteTimeout
+	return hc, nil
+}
