@@ -48,6 +48,10 @@ type Config struct {
 	// MetadataConfig schedules the 1.0 metadata requests (2.0 carries
 	// metadata in every series).
 	MetadataConfig MetadataConfig `yaml:"metadata_config,omitempty"`
+	// RoundRobinDNS dials each new connection to an address of the URL's
+	// host picked at random among its A/AAAA records, as Prometheus' key of
+	// the name does (dial.go); off, Go tries the addresses in turn.
+	RoundRobinDNS bool `yaml:"round_robin_dns,omitempty"`
 	// SendExemplars, SendNativeHistograms and ConvertNHCBToClassic are
 	// Prometheus' keys of the name, accepted so that a remote_write block
 	// pastes in, and ignored: state series are plain floats, with no

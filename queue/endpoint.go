@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -114,7 +115,7 @@ type Endpoint struct {
 
 // New builds an endpoint from a validated Config. Nothing runs until Start.
 func New(cfg Config, o Options) (*Endpoint, error) {
-	hc, err := newHTTPClient(&cfg)
+	hc, err := newHTTPClient(&cfg, net.DefaultResolver)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -90,7 +91,7 @@ func TestHTTP2Default(t *testing.T) {
 		proto string
 	}{{c, "HTTP/1.1"}, {c2, "HTTP/2.0"}} {
 		tc.cfg.HTTPClientConfig.TLSConfig.InsecureSkipVerify = true
-		hc, err := newHTTPClient(&tc.cfg)
+		hc, err := newHTTPClient(&tc.cfg, net.DefaultResolver)
 		require.NoError(t, err)
 		resp, err := hc.Get(srv.URL)
 		require.NoError(t, err)
