@@ -49,6 +49,11 @@ type Config struct {
 	// pod belongs to (the env POD_NAME and POD_NAMESPACE), once at start.
 	AutoSharding bool `yaml:"auto_sharding"`
 
+	// LegacyV1Families also renders these kube-state-metrics v1.9.8
+	// families that v2 renamed or dropped ("*" for all of
+	// LegacyV1Families()), with v1's labels and values. Empty: none.
+	LegacyV1Families []string `yaml:"legacy_v1_families,omitempty"`
+
 	// allow, deny and optIn are the compiled lists, set by Validate.
 	allow, deny, optIn []*regexp.Regexp
 }
@@ -95,6 +100,7 @@ func (c *Config) Validate() error {
 	if c.optIn, err = compileAll("metric_opt_in_list", c.MetricOptInList); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, validateLegacyV1(c.LegacyV1Families))
 	errs = append(errs, c.validateSharding())
 	errs = append(errs, validateAllowlist("metric_labels_allowlist", c.MetricLabelsAllowlist))
 	errs = append(errs, validateAllowlist("metric_annotations_allowlist", c.MetricAnnotationsAllowlist))
@@ -116,6 +122,23 @@ func (c *Config) validateSharding() error {
 		return confkey.Errorf("shard", "must be in [0, total_shards) = [0, %d), not %d", c.TotalShards, c.Shard)
 	}
 	return nil
+}
+
+// validateLegacyV1 checks that legacy_v1_families names only v1 families
+// the agent renders, or "*".
+func validateLegacyV1(names []string) error {
+	known := LegacyV1Families()
+	var errs []error
+	for i, n := range names {
+		key := confkey.Index("legacy_v1_families", i)
+		switch {
+		case n != legacyAll && !slices.Contains(known, n):
+			errs = append(errs, confkey.Errorf(key, "unknown v1 family %q (known: %s, or \"*\" for all)", n, strings.Join(known, ", ")))
+		case slices.Contains(names[:i], n):
+			errs = append(errs, confkey.Errorf(key, "family %q is listed twice", n))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func compileAll(key string, patterns []string) ([]*regexp.Regexp, error) {
@@ -188,6 +211,7 @@ func (c *Config) FamilyOptions(resource string) FamilyOptions {
 	return FamilyOptions{
 		LabelsAllowlist:      pick(c.MetricLabelsAllowlist),
 		AnnotationsAllowlist: pick(c.MetricAnnotationsAllowlist),
+		LegacyV1:             c.LegacyV1Families,
 	}
 }
 

@@ -16,6 +16,9 @@ type Emitter struct {
 	name string
 	// ident holds the object's identity labels as name, value pairs.
 	ident []string
+	// identN, when positive, is how many identity labels the family being
+	// rendered carries (Family.IdentityLabels).
+	identN int
 }
 
 // Emit adds one series with the given value. kv holds the family's own labels
@@ -46,7 +49,11 @@ func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 func (e *Emitter) begin() {
 	e.b.Reset()
 	e.b.Add(encode.MetricName, e.name)
-	for i := 0; i+1 < len(e.ident); i += 2 {
+	n := len(e.ident)
+	if e.identN > 0 {
+		n = min(n, 2*e.identN)
+	}
+	for i := 0; i+1 < n; i += 2 {
 		e.b.Add(e.ident[i], e.ident[i+1])
 	}
 }

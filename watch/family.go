@@ -55,6 +55,10 @@ type Family[T any] struct {
 	Stability Stability
 	// OptIn families are rendered only when the configuration names them.
 	OptIn bool
+	// IdentityLabels, when positive, keeps only the first IdentityLabels of
+	// the object's identity labels on the family's series: a v1 family
+	// lacks those v2 added (a pod's uid).
+	IdentityLabels int
 	// Generate renders the family's series for one object. It must not keep
 	// obj or e after it returns.
 	Generate func(obj T, e *Emitter)
@@ -88,4 +92,7 @@ type FamilyOptions struct {
 	LabelsAllowlist []string
 	// AnnotationsAllowlist is the same for kube_<resource>_annotations.
 	AnnotationsAllowlist []string
+	// LegacyV1 names the kube-state-metrics v1.9.8 families to render as
+	// well ("*" for all); see LegacyV1Families. Empty: none.
+	LegacyV1 []string
 }

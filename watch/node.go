@@ -28,9 +28,10 @@ func nodeResource() *Resource {
 	)
 }
 
-// nodeFamilies lists the node families, in kube-state-metrics' order.
+// nodeFamilies lists the node families, in kube-state-metrics' order, then
+// the v1 families the options name.
 func nodeFamilies(o FamilyOptions) []Family[*v1.Node] {
-	return []Family[*v1.Node]{
+	return append([]Family[*v1.Node]{
 		{
 			Name: "kube_node_annotations", Help: "Kubernetes annotations converted to Prometheus labels.",
 			Type: Gauge, Stability: Alpha,
@@ -90,7 +91,7 @@ func nodeFamilies(o FamilyOptions) []Family[*v1.Node] {
 			Name: "kube_node_status_addresses", Help: "Node address information.",
 			Type: Gauge, Stability: Alpha, Generate: nodeAddresses,
 		},
-	}
+	}, legacyV1(o, nodeLegacyV1Families)...)
 }
 
 func nodeInfo(n *v1.Node, e *Emitter) {

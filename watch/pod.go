@@ -31,9 +31,10 @@ func podResource() *Resource {
 }
 
 // podFamilies lists the pod families: the pod-level ones of
-// podStatusFamilies.
+// podStatusFamilies, then the v1 families the options name.
 func podFamilies(o FamilyOptions) []Family[*v1.Pod] {
-	return append(podContainerFamilies(o), podStatusFamilies(o)...)
+	fs := append(podContainerFamilies(o), podStatusFamilies(o)...)
+	return append(fs, legacyV1(o, podLegacyV1Families)...)
 }
 
 // podStatusFamilies lists the pod families that are not about containers:

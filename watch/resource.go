@@ -95,9 +95,10 @@ func newResource[T metav1.Object](
 				}
 				identity(o, e)
 				for i := range fs {
-					e.name = fs[i].Name
+					e.name, e.identN = fs[i].Name, fs[i].IdentityLabels
 					fs[i].Generate(o, e)
 				}
+				e.identN = 0
 				return o.GetUID(), nil
 			}
 		},

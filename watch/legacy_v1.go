@@ -1,0 +1,116 @@
+package watch
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// The families of kube-state-metrics v1.9.8 that v2 renamed or dropped,
+// rendered only when the configuration's legacy_v1_families names them
+// (issue 15, part 2): saved dashboards and alerts (Grafana 13105 among them)
+// still query them. Names, HELP, TYPE, labels and values are v1.9.8's
+// (internal/store/pod.go and node.go at tag v1.9.8); v1 had no stability
+// levels, so their HELP carries no prefix. v2's replacements carry the
+// resource in `resource` and `unit` labels:
+//
+//	kube_pod_container_resource_{requests,limits}_cpu_cores     = kube_pod_container_resource_{requests,limits}{resource="cpu",unit="core"}
+//	kube_pod_container_resource_{requests,limits}_memory_bytes  = kube_pod_container_resource_{requests,limits}{resource="memory",unit="byte"}
+//	kube_node_status_{capacity,allocatable}_cpu_cores           = kube_node_status_{capacity,allocatable}{resource="cpu",unit="core"}
+//	kube_node_status_{capacity,allocatable}_memory_bytes        = kube_node_status_{capacity,allocatable}{resource="memory",unit="byte"}
+//	kube_node_status_{capacity,allocatable}_pods                = kube_node_status_{capacity,allocatable}{resource="pods",unit="integer"}
+//
+// minus the pod's uid label, which v1 did not have.
+
+// legacyAll in legacy_v1_families selects every v1 family.
+const legacyAll = "*"
+
+// LegacyV1Families returns the names of the v1 families the agent can
+// render, for validation and documentation.
+func LegacyV1Families() []string {
+	var names []string
+	for _, f := range podLegacyV1Families() {
+		names = append(names, f.Name)
+	}
+	for _, f := range nodeLegacyV1Families() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// legacyV1 returns those of fs that the options name, so a family left off
+// the list is neither built nor rendered.
+func legacyV1[T any](o FamilyOptions, fs func() []Family[T]) []Family[T] {
+	if len(o.LegacyV1) == 0 {
+		return nil
+	}
+	all := slices.Contains(o.LegacyV1, legacyAll)
+	var out []Family[T]
+	for _, f := range fs() {
+		if all || slices.Contains(o.LegacyV1, f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// podV1Identity is the number of a pod's identity labels v1 had: namespace
+// and pod, not uid.
+const podV1Identity = 2
+
+// podLegacyV1Families are v1.9.8's per-container resource families, in its
+// order: one series per regular container that sets the resource, labelled
+// container and node.
+func podLegacyV1Families() []Family[*v1.Pod] {
+	fam := func(name, help string, list func(*v1.Container) v1.ResourceList, res v1.ResourceName, value func(q *resource.Quantity) float64) Family[*v1.Pod] {
+		return Family[*v1.Pod]{
+			Name: name, Help: help, Type: Gauge, Stability: Alpha, IdentityLabels: podV1Identity,
+			Generate: func(p *v1.Pod, e *Emitter) {
+				for i := range p.Spec.Containers {
+					c := &p.Spec.Containers[i]
+					if q, ok := list(c)[res]; ok {
+						e.Emit(value(&q), "container", c.Name, "node", p.Spec.NodeName)
+					}
+				}
+			},
+		}
+	}
+	requests := func(c *v1.Container) v1.ResourceList { return c.Resources.Requests }
+	limits := func(c *v1.Container) v1.ResourceList { return c.Resources.Limits }
+	cores := func(q *resource.Quantity) float64 { return float64(q.MilliValue()) / 1000 }
+	bytes := func(q *resource.Quantity) float64 { return float64(q.Value()) }
+	return []Family[*v1.Pod]{
+		fam("kube_pod_container_resource_requests_cpu_cores", "The number of requested cpu cores by a container.", requests, v1.ResourceCPU, cores),
+		fam("kube_pod_container_resource_requests_memory_bytes", "The number of requested memory bytes by a container.", requests, v1.ResourceMemory, bytes),
+		fam("kube_pod_container_resource_limits_cpu_cores", "The limit on cpu cores to be used by a container.", limits, v1.ResourceCPU, cores),
+		fam("kube_pod_container_resource_limits_memory_bytes", "The limit on memory to be used by a container in bytes.", limits, v1.ResourceMemory, bytes),
+	}
+}
+
+// nodeLegacyV1Families are v1.9.8's per-resource node capacity and
+// allocatable families, in its order: one series without labels of their
+// own when the node reports the resource. v1.9.8 reads every one, memory
+// included, as MilliValue()/1000.
+func nodeLegacyV1Families() []Family[*v1.Node] {
+	fam := func(name, help string, list func(*v1.Node) v1.ResourceList, res v1.ResourceName) Family[*v1.Node] {
+		return Family[*v1.Node]{
+			Name: name, Help: help, Type: Gauge, Stability: Alpha,
+			Generate: func(n *v1.Node, e *Emitter) {
+				if q, ok := list(n)[res]; ok {
+					e.Emit(float64(q.MilliValue()) / 1000)
+				}
+			},
+		}
+	}
+	capacity := func(n *v1.Node) v1.ResourceList { return n.Status.Capacity }
+	allocatable := func(n *v1.Node) v1.ResourceList { return n.Status.Allocatable }
+	return []Family[*v1.Node]{
+		fam("kube_node_status_capacity_pods", "The total pod resources of the node.", capacity, v1.ResourcePods),
+		fam("kube_node_status_capacity_cpu_cores", "The total CPU resources of the node.", capacity, v1.ResourceCPU),
+		fam("kube_node_status_capacity_memory_bytes", "The total memory resources of the node.", capacity, v1.ResourceMemory),
+		fam("kube_node_status_allocatable_pods", "The pod resources of a node that are available for scheduling.", allocatable, v1.ResourcePods),
+		fam("kube_node_status_allocatable_cpu_cores", "The CPU resources of a node that are available for scheduling.", allocatable, v1.ResourceCPU),
+		fam("kube_node_status_allocatable_memory_bytes", "The memory resources of a node that are available for scheduling.", allocatable, v1.ResourceMemory),
+	}
+}
