@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -127,6 +128,9 @@ type sender struct {
 	maxRetry time.Duration
 	// metrics count requests and retries.
 	metrics *endpointMetrics
+	// failedRequests, when not nil, gets a debug line for every failed try
+	// of a 2.0 request (failed_request_logging, failedlog.go).
+	failedRequests *slog.Logger
 }
 
 // samplesKey carries the number of samples of a request through its context,
@@ -149,6 +153,7 @@ func newSender(cfg *Config, hc *http.Client, userAgent string, m *endpointMetric
 		// or the context ends: time, not a retry count, bounds them.
 		RetryMax: 1<<31 - 1,
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			logFailedTry(ctx, resp, err)
 			retry, cerr := checkRetry(ctx, resp, err, q.RetryOnHTTP429)
 			if retry {
 				m.failed.Add(float64(samplesOf(ctx)))
@@ -300,6 +305,7 @@ func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version
 	if !deadline.IsZero() {
 		ctx = context.WithValue(ctx, retryDeadlineKey{}, deadline)
 	}
+	ctx = s.withFailedRequestLog(ctx, body, version)
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, retryablehttp.ReaderFunc(body.open))
 	if err != nil {
 		return written{}, fmt.Errorf("building request: %w", err)
@@ -338,6 +344,17 @@ func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version
 			if w.samples, err = strconv.Atoi(v); err != nil || w.samples < 0 {
 				w.samples = n
 			}
+		}
+		if f, ok := ctx.Value(failedRequestKey{}).(*failedRequest); ok && n > 0 && (!w.reported || w.samples == 0) {
+			// Prometheus takes this answer for a failure (its
+			// WriteResponseStats.NoDataWritten); here it is the fall back
+			// to 1.0 (no header) or a 202 dropped on purpose, but the
+			// request is logged all the same.
+			err := fmt.Errorf("answered %d without the %s header", resp.StatusCode, samplesWritten)
+			if w.reported {
+				err = fmt.Errorf("answered %d, but the %s header says none of %d samples were stored", resp.StatusCode, samplesWritten, n)
+			}
+			f.logFailed(ctx, err)
 		}
 		return w, nil
 	}

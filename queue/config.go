@@ -52,6 +52,11 @@ type Config struct {
 	// host picked at random among its A/AAAA records, as Prometheus' key of
 	// the name does (dial.go); off, Go tries the addresses in turn.
 	RoundRobinDNS bool `yaml:"round_robin_dns,omitempty"`
+	// FailedRequestLogging logs every failed try of a Remote-Write 2.0
+	// request at debug level, with the request's series and samples and the
+	// error, as Prometheus' key of the name does (failedlog.go); 1.0
+	// requests are not logged, as in Prometheus.
+	FailedRequestLogging bool `yaml:"failed_request_logging,omitempty"`
 	// SendExemplars, SendNativeHistograms and ConvertNHCBToClassic are
 	// Prometheus' keys of the name, accepted so that a remote_write block
 	// pastes in, and ignored: state series are plain floats, with no

@@ -134,6 +134,9 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	// needs to know of them too.
 	m.failed = retryCounter{Counter: m.failed, retries: &e.load.retries}
 	e.sender = newSender(&cfg, hc, o.UserAgent, m)
+	if cfg.FailedRequestLogging {
+		e.sender.failedRequests = e.log
+	}
 	e.SetMetadata(o.Metadata)
 	e.metadataLookup = func(name string) (encode.Metadata, bool) {
 		md, ok := (*e.metadata.Load())[name]
