@@ -1,0 +1,236 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+	"github.com/kube-state-push/kube-state-push/watch"
+)
+
+// v1Mapping is kube-state-metrics' documented v1 to v2 mapping of the
+// families legacy_v1_families renders: the v2 family and the resource and
+// unit labels a v1 family's series equals (the v2 series minus `resource`,
+// `unit` and a pod's `uid`).
+var v1Mapping = map[string]struct{ v2, resource, unit string }{
+	"kube_pod_container_resource_requests_cpu_cores":    {"kube_pod_container_resource_requests", "cpu", "core"},
+	"kube_pod_container_resource_requests_memory_bytes": {"kube_pod_container_resource_requests", "memory", "byte"},
+	"kube_pod_container_resource_limits_cpu_cores":      {"kube_pod_container_resource_limits", "cpu", "core"},
+	"kube_pod_container_resource_limits_memory_bytes":   {"kube_pod_container_resource_limits", "memory", "byte"},
+	"kube_node_status_capacity_cpu_cores":               {"kube_node_status_capacity", "cpu", "core"},
+	"kube_node_status_capacity_memory_bytes":            {"kube_node_status_capacity", "memory", "byte"},
+	"kube_node_status_capacity_pods":                    {"kube_node_status_capacity", "pods", "integer"},
+	"kube_node_status_allocatable_cpu_cores":            {"kube_node_status_allocatable", "cpu", "core"},
+	"kube_node_status_allocatable_memory_bytes":         {"kube_node_status_allocatable", "memory", "byte"},
+	"kube_node_status_allocatable_pods":                 {"kube_node_status_allocatable", "pods", "integer"},
+}
+
+// With legacy_v1_families: ["*"], the agent's v2 series still equal
+// kube-state-metrics v2.20's on the same API server, and every v1 series
+// equals the v2.20 series it maps to. (kube-state-metrics v1.9.8 itself does
+// not build with the Go toolchain here: its k8s.io dependencies predate it.)
+func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
+	needEnv(t)
+	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	require.ElementsMatch(t, watch.LegacyV1Families(), mapKeysOf(v1Mapping), "every v1 family has its mapping")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	ns := "legacyv1"
+	sc, err := testenv.CreateSampleCluster(ctx, client, ns, ns)
+	require.NoError(t, err)
+	defer cleanupNodes(t, client, sc.Nodes)
+	// Quantities whose rounding differs between units: milli-cores,
+	// fractional bytes (rounded up), binary and decimal suffixes; an init
+	// container and an extended resource, which have no v1 series.
+	q := resource.MustParse
+	odd := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "odd-quantities", Namespace: ns},
+		Spec: v1.PodSpec{
+			NodeName:       sc.Nodes[1],
+			InitContainers: []v1.Container{{Name: "init", Image: "busybox:1.36", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("1Gi")}}}},
+			Containers: []v1.Container{
+				{Name: "milli", Image: "busybox:1.36", Resources: v1.ResourceRequirements{
+					Requests: v1.ResourceList{v1.ResourceCPU: q("1m"), v1.ResourceMemory: q("1500m")},
+					Limits:   v1.ResourceList{v1.ResourceCPU: q("1500m"), v1.ResourceMemory: q("1.5Gi")},
+				}},
+				{Name: "decimal", Image: "busybox:1.36", Resources: v1.ResourceRequirements{
+					Requests: v1.ResourceList{v1.ResourceCPU: q("2"), v1.ResourceMemory: q("100M"), "example.com/widget": q("3")},
+					Limits:   v1.ResourceList{v1.ResourceCPU: q("2"), v1.ResourceMemory: q("100M"), "example.com/widget": q("3")},
+				}},
+				{Name: "cpu-only", Image: "busybox:1.36", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("333m")}}},
+				{Name: "none", Image: "busybox:1.36"},
+			},
+		},
+	}
+	_, err = client.CoreV1().Pods(ns).Create(ctx, odd, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, "--resources=pods,nodes", "--namespaces="+ns)
+	require.NoError(t, err)
+	defer ksm.Stop()
+	capture := testenv.NewCapture()
+	defer capture.Close()
+	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+snapshot_interval: 1s
+listen_address: ""
+push_self_metrics: false
+resources: [pods, nodes]
+namespaces: [%s]
+legacy_v1_families: ["*"]
+remote_write:
+  - url: %s
+    queue_config: {batch_send_deadline: 100ms}
+`, env.cp.Kubeconfig, ns, capture.URL()), agent.Options{})
+	defer func() { require.NoError(t, o.stop()) }()
+	eventually(t, time.Minute, "agent ready", func() error {
+		if !o.agent.Ready() {
+			return fmt.Errorf("not ready")
+		}
+		return nil
+	})
+	text, err := ksm.Scrape(ctx)
+	require.NoError(t, err)
+	want, err := testenv.ParseExposition(text)
+	require.NoError(t, err)
+	var got map[string]float64
+	eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
+		ts := capture.Timestamps()
+		if len(ts) < 3 {
+			return fmt.Errorf("%d snapshots so far", len(ts))
+		}
+		got = capture.Series(ts[len(ts)-2])
+		for k, v := range got {
+			if encode.IsStaleNaN(v) {
+				delete(got, k)
+			}
+		}
+		return nil
+	})
+
+	// Split the agent's series into v1 and v2.
+	gotV1, gotV2 := map[string]float64{}, map[string]float64{}
+	for k, v := range got {
+		if _, ok := v1Mapping[k[:strings.IndexByte(k, '{')]]; ok {
+			gotV1[k] = v
+		} else {
+			gotV2[k] = v
+		}
+	}
+	missing, extra, differ := diffSeries(want, gotV2)
+	require.Empty(t, missing, "v2 series only in kube-state-metrics")
+	require.Empty(t, extra, "v2 series only in kube-state-push")
+	require.Empty(t, differ, "v2 values differ")
+
+	// The v1 series kube-state-metrics' v2 series map to.
+	wantV1 := map[string]float64{}
+	for k, v := range want {
+		name, ls := parseSeriesKey(t, k)
+		for v1Name, m := range v1Mapping {
+			if name != m.v2 || labelValue(ls, "resource") != m.resource || labelValue(ls, "unit") != m.unit {
+				continue
+			}
+			ls = slices.DeleteFunc(ls, func(l testenv.Label) bool {
+				return l.Name == "resource" || l.Name == "unit" || l.Name == "uid"
+			})
+			wantV1[testenv.FormatSeries(v1Name, ls)] = v
+		}
+	}
+	missing, extra, differ = diffSeries(wantV1, gotV1)
+	var lines []string
+	for _, k := range missing {
+		lines = append(lines, fmt.Sprintf("only in the v2 mapping: %s %g", k, wantV1[k]))
+	}
+	for _, k := range extra {
+		lines = append(lines, fmt.Sprintf("only in kube-state-push: %s %g", k, gotV1[k]))
+	}
+	for _, k := range differ {
+		lines = append(lines, fmt.Sprintf("values differ: %s v2=%g v1=%g", k, wantV1[k], gotV1[k]))
+	}
+	require.Empty(t, lines, "v1 series differ from kube-state-metrics v2.20's through the v1 to v2 mapping")
+
+	// Every v1 family has series, on both nodes and on the odd pod's
+	// containers.
+	perFamily := map[string]int{}
+	for k := range gotV1 {
+		perFamily[k[:strings.IndexByte(k, '{')]]++
+	}
+	for name := range v1Mapping {
+		require.NotZero(t, perFamily[name], "no series of %s", name)
+	}
+	t.Logf("%d v2 series equal kube-state-metrics'; %d v1 series equal their v2 counterparts: %v", len(gotV2), len(gotV1), perFamily)
+	for _, k := range []string{
+		`kube_pod_container_resource_requests_cpu_cores{container="milli",namespace="legacyv1",node="` + sc.Nodes[1] + `",pod="odd-quantities"}`,
+		`kube_pod_container_resource_requests_memory_bytes{container="milli",namespace="legacyv1",node="` + sc.Nodes[1] + `",pod="odd-quantities"}`,
+		`kube_pod_container_resource_limits_memory_bytes{container="milli",namespace="legacyv1",node="` + sc.Nodes[1] + `",pod="odd-quantities"}`,
+		`kube_node_status_allocatable_cpu_cores{node="` + sc.Nodes[0] + `"}`,
+	} {
+		require.Contains(t, gotV1, k)
+	}
+	require.Equal(t, 0.001, gotV1[`kube_pod_container_resource_requests_cpu_cores{container="milli",namespace="legacyv1",node="`+sc.Nodes[1]+`",pod="odd-quantities"}`])
+	require.Equal(t, 2.0, gotV1[`kube_pod_container_resource_requests_memory_bytes{container="milli",namespace="legacyv1",node="`+sc.Nodes[1]+`",pod="odd-quantities"}`])
+	require.Equal(t, 3.8, gotV1[`kube_node_status_allocatable_cpu_cores{node="`+sc.Nodes[0]+`"}`])
+	for k := range gotV1 {
+		require.NotContains(t, k, `container="init"`)
+		require.NotContains(t, k, `container="none"`)
+		require.NotContains(t, k, "uid=")
+	}
+}
+
+func mapKeysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// parseSeriesKey splits a series key (testenv.FormatSeries) into its name
+// and labels.
+func parseSeriesKey(t *testing.T, k string) (string, []testenv.Label) {
+	t.Helper()
+	name, rest, ok := strings.Cut(k, "{")
+	require.True(t, ok, k)
+	rest = strings.TrimSuffix(rest, "}")
+	var ls []testenv.Label
+	for rest != "" {
+		eq := strings.IndexByte(rest, '=')
+		require.Positive(t, eq, k)
+		ln := rest[:eq]
+		quoted, err := strconv.QuotedPrefix(rest[eq+1:])
+		require.NoError(t, err, k)
+		v, err := strconv.Unquote(quoted)
+		require.NoError(t, err, k)
+		ls = append(ls, testenv.Label{Name: ln, Value: v})
+		rest = strings.TrimPrefix(rest[eq+1+len(quoted):], ",")
+	}
+	return name, ls
+}
+
+func labelValue(ls []testenv.Label, name string) string {
+	for _, l := range ls {
+		if l.Name == name {
+			return l.Value
+		}
+	}
+	return ""
+}
