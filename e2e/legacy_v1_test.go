@@ -22,25 +22,43 @@ import (
 )
 
 // v1Mapping is kube-state-metrics' documented v1 to v2 mapping of the
-// families legacy_v1_families renders: the v2 family and the resource and
-// unit labels a v1 family's series equals (the v2 series minus `resource`,
-// `unit` and a pod's `uid`).
-var v1Mapping = map[string]struct{ v2, resource, unit string }{
-	"kube_pod_container_resource_requests_cpu_cores":    {"kube_pod_container_resource_requests", "cpu", "core"},
-	"kube_pod_container_resource_requests_memory_bytes": {"kube_pod_container_resource_requests", "memory", "byte"},
-	"kube_pod_container_resource_limits_cpu_cores":      {"kube_pod_container_resource_limits", "cpu", "core"},
-	"kube_pod_container_resource_limits_memory_bytes":   {"kube_pod_container_resource_limits", "memory", "byte"},
-	"kube_node_status_capacity_cpu_cores":               {"kube_node_status_capacity", "cpu", "core"},
-	"kube_node_status_capacity_memory_bytes":            {"kube_node_status_capacity", "memory", "byte"},
-	"kube_node_status_capacity_pods":                    {"kube_node_status_capacity", "pods", "integer"},
-	"kube_node_status_allocatable_cpu_cores":            {"kube_node_status_allocatable", "cpu", "core"},
-	"kube_node_status_allocatable_memory_bytes":         {"kube_node_status_allocatable", "memory", "byte"},
-	"kube_node_status_allocatable_pods":                 {"kube_node_status_allocatable", "pods", "integer"},
+// families legacy_v1_families renders: the v2 family whose series with the
+// given resource and unit labels a v1 family's series equals, less
+// `resource`, `unit` and a pod's `uid`, with labels renamed (v1's `hpa` is
+// v2's `horizontalpodautoscaler`). kube_node_status_phase has no v2
+// counterpart.
+var v1Mapping = map[string]struct {
+	v2, resource, unit string
+	rename             map[string]string
+}{
+	"kube_pod_container_resource_requests_cpu_cores":    {"kube_pod_container_resource_requests", "cpu", "core", nil},
+	"kube_pod_container_resource_requests_memory_bytes": {"kube_pod_container_resource_requests", "memory", "byte", nil},
+	"kube_pod_container_resource_limits_cpu_cores":      {"kube_pod_container_resource_limits", "cpu", "core", nil},
+	"kube_pod_container_resource_limits_memory_bytes":   {"kube_pod_container_resource_limits", "memory", "byte", nil},
+	"kube_node_status_capacity_cpu_cores":               {"kube_node_status_capacity", "cpu", "core", nil},
+	"kube_node_status_capacity_memory_bytes":            {"kube_node_status_capacity", "memory", "byte", nil},
+	"kube_node_status_capacity_pods":                    {"kube_node_status_capacity", "pods", "integer", nil},
+	"kube_node_status_allocatable_cpu_cores":            {"kube_node_status_allocatable", "cpu", "core", nil},
+	"kube_node_status_allocatable_memory_bytes":         {"kube_node_status_allocatable", "memory", "byte", nil},
+	"kube_node_status_allocatable_pods":                 {"kube_node_status_allocatable", "pods", "integer", nil},
+	"kube_daemonset_updated_number_scheduled":           {"kube_daemonset_status_updated_number_scheduled", "", "", nil},
+	"kube_hpa_metadata_generation":                      {"kube_horizontalpodautoscaler_metadata_generation", "", "", hpaRename},
+	"kube_hpa_spec_max_replicas":                        {"kube_horizontalpodautoscaler_spec_max_replicas", "", "", hpaRename},
+	"kube_hpa_spec_min_replicas":                        {"kube_horizontalpodautoscaler_spec_min_replicas", "", "", hpaRename},
+	"kube_hpa_status_current_replicas":                  {"kube_horizontalpodautoscaler_status_current_replicas", "", "", hpaRename},
+	"kube_hpa_status_desired_replicas":                  {"kube_horizontalpodautoscaler_status_desired_replicas", "", "", hpaRename},
+	"kube_hpa_status_condition":                         {"kube_horizontalpodautoscaler_status_condition", "", "", hpaRename},
 }
+
+var hpaRename = map[string]string{"horizontalpodautoscaler": "hpa"}
+
+// nodePhase is the one v1 family with no v2 counterpart.
+const nodePhase = "kube_node_status_phase"
 
 // With legacy_v1_families: ["*"], the agent's v2 series still equal
 // kube-state-metrics v2.20's on the same API server, and every v1 series
-// equals the v2.20 series it maps to. (kube-state-metrics v1.9.8 itself does
+// equals the v2.20 series it maps to (v1Mapping); kube_node_status_phase,
+// which v2 dropped, follows the node's status.phase. (kube-state-metrics v1.9.8 itself does
 // not build with the Go toolchain here: its k8s.io dependencies predate it.)
 func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 	needEnv(t)
@@ -50,7 +68,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	require.ElementsMatch(t, watch.LegacyV1Families(), mapKeysOf(v1Mapping), "every v1 family has its mapping")
+	require.ElementsMatch(t, watch.LegacyV1Families(), append(mapKeysOf(v1Mapping), nodePhase), "every v1 family has its mapping")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	client, err := env.cp.Client()
@@ -59,6 +77,14 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 	sc, err := testenv.CreateSampleCluster(ctx, client, ns, ns)
 	require.NoError(t, err)
 	defer cleanupNodes(t, client, sc.Nodes)
+	require.NoError(t, testenv.FixturesWorkloads(ctx, client, ns))
+	require.NoError(t, testenv.FixturesBatch(ctx, client, ns)) // the autoscalers
+	// The deprecated status.phase, which only kube_node_status_phase reads.
+	node, err := client.CoreV1().Nodes().Get(ctx, sc.Nodes[0], metav1.GetOptions{})
+	require.NoError(t, err)
+	node.Status.Phase = v1.NodeRunning
+	_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	require.NoError(t, err)
 	// Quantities whose rounding differs between units: milli-cores,
 	// fractional bytes (rounded up), binary and decimal suffixes; an init
 	// container and an extended resource, which have no v1 series.
@@ -85,7 +111,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 	_, err = client.CoreV1().Pods(ns).Create(ctx, odd, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, "--resources=pods,nodes", "--namespaces="+ns)
+	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, "--resources=pods,nodes,daemonsets,horizontalpodautoscalers", "--namespaces="+ns)
 	require.NoError(t, err)
 	defer ksm.Stop()
 	capture := testenv.NewCapture()
@@ -94,7 +120,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 snapshot_interval: 1s
 listen_address: ""
 push_self_metrics: false
-resources: [pods, nodes]
+resources: [pods, nodes, daemonsets, horizontalpodautoscalers]
 namespaces: [%s]
 legacy_v1_families: ["*"]
 remote_write:
@@ -128,9 +154,12 @@ remote_write:
 	})
 
 	// Split the agent's series into v1 and v2.
-	gotV1, gotV2 := map[string]float64{}, map[string]float64{}
+	gotV1, gotV2, gotPhase := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for k, v := range got {
-		if _, ok := v1Mapping[k[:strings.IndexByte(k, '{')]]; ok {
+		name := k[:strings.IndexByte(k, '{')]
+		if name == nodePhase {
+			gotPhase[k] = v
+		} else if _, ok := v1Mapping[name]; ok {
 			gotV1[k] = v
 		} else {
 			gotV2[k] = v
@@ -149,10 +178,15 @@ remote_write:
 			if name != m.v2 || labelValue(ls, "resource") != m.resource || labelValue(ls, "unit") != m.unit {
 				continue
 			}
-			ls = slices.DeleteFunc(ls, func(l testenv.Label) bool {
+			v1ls := slices.DeleteFunc(slices.Clone(ls), func(l testenv.Label) bool {
 				return l.Name == "resource" || l.Name == "unit" || l.Name == "uid"
 			})
-			wantV1[testenv.FormatSeries(v1Name, ls)] = v
+			for i := range v1ls {
+				if r, ok := m.rename[v1ls[i].Name]; ok {
+					v1ls[i].Name = r
+				}
+			}
+			wantV1[testenv.FormatSeries(v1Name, v1ls)] = v
 		}
 	}
 	missing, extra, differ = diffSeries(wantV1, gotV1)
@@ -168,8 +202,7 @@ remote_write:
 	}
 	require.Empty(t, lines, "v1 series differ from kube-state-metrics v2.20's through the v1 to v2 mapping")
 
-	// Every v1 family has series, on both nodes and on the odd pod's
-	// containers.
+	// Every v1 family has series.
 	perFamily := map[string]int{}
 	for k := range gotV1 {
 		perFamily[k[:strings.IndexByte(k, '{')]]++
@@ -177,6 +210,11 @@ remote_write:
 	for name := range v1Mapping {
 		require.NotZero(t, perFamily[name], "no series of %s", name)
 	}
+	require.Equal(t, map[string]float64{
+		`kube_node_status_phase{node="` + sc.Nodes[0] + `",phase="Pending"}`:    0,
+		`kube_node_status_phase{node="` + sc.Nodes[0] + `",phase="Running"}`:    1,
+		`kube_node_status_phase{node="` + sc.Nodes[0] + `",phase="Terminated"}`: 0,
+	}, gotPhase, "kube_node_status_phase only for the node whose status.phase is set")
 	t.Logf("%d v2 series equal kube-state-metrics'; %d v1 series equal their v2 counterparts: %v", len(gotV2), len(gotV1), perFamily)
 	for _, k := range []string{
 		`kube_pod_container_resource_requests_cpu_cores{container="milli",namespace="legacyv1",node="` + sc.Nodes[1] + `",pod="odd-quantities"}`,

@@ -27,10 +27,11 @@ func daemonSetResource() *Resource {
 }
 
 // daemonSetFamilies lists the daemon set families, in kube-state-metrics'
-// order. Some help texts lack a final period, as in kube-state-metrics.
+// order, then the v1 families the options name. Some help texts lack a final
+// period, as in kube-state-metrics.
 func daemonSetFamilies(o FamilyOptions) []Family[*appsv1.DaemonSet] {
 	type D = *appsv1.DaemonSet
-	return []Family[D]{
+	return append([]Family[D]{
 		{
 			Name: "kube_daemonset_created", Help: "Unix creation timestamp",
 			Type: Gauge, Stability: Stable, Generate: emitCreated[D],
@@ -85,5 +86,5 @@ func daemonSetFamilies(o FamilyOptions) []Family[*appsv1.DaemonSet] {
 			Type: Gauge, Stability: Stable,
 			Generate: mapFamily("label", objectLabels[D], o.LabelsAllowlist),
 		},
-	}
+	}, legacyV1(o, daemonSetLegacyV1Families)...)
 }

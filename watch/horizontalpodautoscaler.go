@@ -27,10 +27,11 @@ func hpaResource() *Resource {
 	)
 }
 
-// hpaFamilies lists the autoscaler families, in kube-state-metrics' order.
+// hpaFamilies lists the autoscaler families, in kube-state-metrics' order,
+// then the v1 families the options name.
 func hpaFamilies(o FamilyOptions) []Family[*autoscalingv2.HorizontalPodAutoscaler] {
 	type H = *autoscalingv2.HorizontalPodAutoscaler
-	return []Family[H]{
+	return append([]Family[H]{
 		{
 			Name: "kube_horizontalpodautoscaler_info", Help: "Information about this autoscaler.",
 			Type: Gauge, Stability: Alpha,
@@ -123,7 +124,7 @@ func hpaFamilies(o FamilyOptions) []Family[*autoscalingv2.HorizontalPodAutoscale
 			Name: "kube_horizontalpodautoscaler_deletion_timestamp", Help: "Unix deletion timestamp",
 			Type: Gauge, Stability: Alpha, Generate: emitDeletionTimestamp[H],
 		},
-	}
+	}, legacyV1(o, hpaLegacyV1Families)...)
 }
 
 // emitHPATolerance renders the tolerance of scaling rules, when set.

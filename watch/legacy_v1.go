@@ -3,6 +3,8 @@ package watch
 import (
 	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -20,8 +22,13 @@ import (
 //	kube_node_status_{capacity,allocatable}_cpu_cores           = kube_node_status_{capacity,allocatable}{resource="cpu",unit="core"}
 //	kube_node_status_{capacity,allocatable}_memory_bytes        = kube_node_status_{capacity,allocatable}{resource="memory",unit="byte"}
 //	kube_node_status_{capacity,allocatable}_pods                = kube_node_status_{capacity,allocatable}{resource="pods",unit="integer"}
+//	kube_daemonset_updated_number_scheduled                     = kube_daemonset_status_updated_number_scheduled
+//	kube_hpa_{metadata_generation,spec_max_replicas,spec_min_replicas,
+//	  status_current_replicas,status_desired_replicas,status_condition}
+//	                                                            = kube_horizontalpodautoscaler_<same>, label hpa for horizontalpodautoscaler
 //
-// minus the pod's uid label, which v1 did not have.
+// minus the pod's uid label, which v1 did not have. kube_node_status_phase
+// (from the deprecated status.phase) has no v2 counterpart.
 
 // legacyAll in legacy_v1_families selects every v1 family.
 const legacyAll = "*"
@@ -34,6 +41,12 @@ func LegacyV1Families() []string {
 		names = append(names, f.Name)
 	}
 	for _, f := range nodeLegacyV1Families() {
+		names = append(names, f.Name)
+	}
+	for _, f := range daemonSetLegacyV1Families() {
+		names = append(names, f.Name)
+	}
+	for _, f := range hpaLegacyV1Families() {
 		names = append(names, f.Name)
 	}
 	return names
@@ -106,11 +119,73 @@ func nodeLegacyV1Families() []Family[*v1.Node] {
 	capacity := func(n *v1.Node) v1.ResourceList { return n.Status.Capacity }
 	allocatable := func(n *v1.Node) v1.ResourceList { return n.Status.Allocatable }
 	return []Family[*v1.Node]{
+		{
+			Name: "kube_node_status_phase", Help: "The phase the node is currently in.", Type: Gauge, Stability: Alpha,
+			Generate: func(n *v1.Node, e *Emitter) {
+				if p := n.Status.Phase; p != "" {
+					for _, ph := range []v1.NodePhase{v1.NodePending, v1.NodeRunning, v1.NodeTerminated} {
+						e.Emit(boolFloat64(p == ph), "phase", string(ph))
+					}
+				}
+			},
+		},
 		fam("kube_node_status_capacity_pods", "The total pod resources of the node.", capacity, v1.ResourcePods),
 		fam("kube_node_status_capacity_cpu_cores", "The total CPU resources of the node.", capacity, v1.ResourceCPU),
 		fam("kube_node_status_capacity_memory_bytes", "The total memory resources of the node.", capacity, v1.ResourceMemory),
 		fam("kube_node_status_allocatable_pods", "The pod resources of a node that are available for scheduling.", allocatable, v1.ResourcePods),
 		fam("kube_node_status_allocatable_cpu_cores", "The CPU resources of a node that are available for scheduling.", allocatable, v1.ResourceCPU),
 		fam("kube_node_status_allocatable_memory_bytes", "The memory resources of a node that are available for scheduling.", allocatable, v1.ResourceMemory),
+	}
+}
+
+// daemonSetLegacyV1Families is the one daemon set family v2 renamed.
+func daemonSetLegacyV1Families() []Family[*appsv1.DaemonSet] {
+	return []Family[*appsv1.DaemonSet]{{
+		Name: "kube_daemonset_updated_number_scheduled", Help: "The total number of nodes that are running updated daemon pod",
+		Type: Gauge, Stability: Alpha,
+		Generate: func(d *appsv1.DaemonSet, e *Emitter) { e.Emit(float64(d.Status.UpdatedNumberScheduled)) },
+	}}
+}
+
+// hpaV1Identity keeps the namespace of an autoscaler's identity: v1 names
+// the autoscaler in an `hpa` label, which the families add.
+const hpaV1Identity = 1
+
+// hpaLegacyV1Families are v1.9.8's kube_hpa_* families that v2 renamed to
+// kube_horizontalpodautoscaler_*, in its order. v1.9.8 read them through
+// autoscaling/v2beta1, which API servers no longer serve; these fields are
+// the same in autoscaling/v2. Left out: kube_hpa_spec_target_metric (its
+// v2beta1 target fields have no one-to-one v2 form) and kube_hpa_labels.
+func hpaLegacyV1Families() []Family[*autoscalingv2.HorizontalPodAutoscaler] {
+	type H = *autoscalingv2.HorizontalPodAutoscaler
+	fam := func(name, help string, gen func(a H, e *Emitter)) Family[H] {
+		return Family[H]{Name: name, Help: help, Type: Gauge, Stability: Alpha, IdentityLabels: hpaV1Identity, Generate: gen}
+	}
+	count := func(v func(a H) int32) func(a H, e *Emitter) {
+		return func(a H, e *Emitter) { e.Emit(float64(v(a)), "hpa", a.Name) }
+	}
+	return []Family[H]{
+		fam("kube_hpa_metadata_generation", "The generation observed by the HorizontalPodAutoscaler controller.",
+			func(a H, e *Emitter) { e.Emit(float64(a.Generation), "hpa", a.Name) }),
+		fam("kube_hpa_spec_max_replicas", "Upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.",
+			count(func(a H) int32 { return a.Spec.MaxReplicas })),
+		// v1.9.8 dereferences minReplicas, which the API server defaults
+		// to 1; an object without it has no series rather than a panic.
+		fam("kube_hpa_spec_min_replicas", "Lower limit for the number of pods that can be set by the autoscaler, default 1.",
+			func(a H, e *Emitter) {
+				if a.Spec.MinReplicas != nil {
+					e.Emit(float64(*a.Spec.MinReplicas), "hpa", a.Name)
+				}
+			}),
+		fam("kube_hpa_status_current_replicas", "Current number of replicas of pods managed by this autoscaler.",
+			count(func(a H) int32 { return a.Status.CurrentReplicas })),
+		fam("kube_hpa_status_desired_replicas", "Desired number of replicas of pods managed by this autoscaler.",
+			count(func(a H) int32 { return a.Status.DesiredReplicas })),
+		fam("kube_hpa_status_condition", "The condition of this autoscaler.",
+			func(a H, e *Emitter) {
+				for _, c := range a.Status.Conditions {
+					emitConditionStatus(e, c.Status, "hpa", a.Name, "condition", string(c.Type))
+				}
+			}),
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,8 +13,24 @@ import (
 
 // v1Header is the HELP and TYPE of every v1 family, as kube-state-metrics
 // v1.9.8 prints them (internal/store/node_test.go and pod_test.go at
-// v1.9.8): no stability prefix, all gauges.
+// v1.9.8, and daemonset.go, hpa_test.go): no stability prefix, all gauges.
 const v1Header = `
+# HELP kube_daemonset_updated_number_scheduled The total number of nodes that are running updated daemon pod
+# HELP kube_hpa_metadata_generation The generation observed by the HorizontalPodAutoscaler controller.
+# HELP kube_hpa_spec_max_replicas Upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.
+# HELP kube_hpa_spec_min_replicas Lower limit for the number of pods that can be set by the autoscaler, default 1.
+# HELP kube_hpa_status_condition The condition of this autoscaler.
+# HELP kube_hpa_status_current_replicas Current number of replicas of pods managed by this autoscaler.
+# HELP kube_hpa_status_desired_replicas Desired number of replicas of pods managed by this autoscaler.
+# HELP kube_node_status_phase The phase the node is currently in.
+# TYPE kube_daemonset_updated_number_scheduled gauge
+# TYPE kube_hpa_metadata_generation gauge
+# TYPE kube_hpa_spec_max_replicas gauge
+# TYPE kube_hpa_spec_min_replicas gauge
+# TYPE kube_hpa_status_condition gauge
+# TYPE kube_hpa_status_current_replicas gauge
+# TYPE kube_hpa_status_desired_replicas gauge
+# TYPE kube_node_status_phase gauge
 # HELP kube_node_status_allocatable_cpu_cores The CPU resources of a node that are available for scheduling.
 # HELP kube_node_status_allocatable_memory_bytes The memory resources of a node that are available for scheduling.
 # HELP kube_node_status_allocatable_pods The pod resources of a node that are available for scheduling.
@@ -37,7 +55,7 @@ const v1Header = `
 
 func TestLegacyV1Metadata(t *testing.T) {
 	var got string
-	for _, r := range []*Resource{podResource(), nodeResource()} {
+	for _, r := range All() {
 		for _, f := range r.Families(FamilyOptions{LegacyV1: []string{legacyAll}}) {
 			if !isLegacyV1(f.Name) {
 				continue
@@ -51,7 +69,7 @@ func TestLegacyV1Metadata(t *testing.T) {
 		}
 	}
 	requireGolden(t, v1Header, got)
-	require.Len(t, LegacyV1Families(), 10)
+	require.Len(t, LegacyV1Families(), 18)
 }
 
 func isLegacyV1(name string) bool {
@@ -66,7 +84,8 @@ func isLegacyV1(name string) bool {
 // A v1 family left off the list is not even built, and no default family
 // changes with the list.
 func TestLegacyV1OffByDefault(t *testing.T) {
-	for _, r := range []*Resource{podResource(), nodeResource()} {
+	added := map[string]int{"pods": 4, "nodes": 7, "daemonsets": 1, "horizontalpodautoscalers": 6}
+	for _, r := range All() {
 		base := r.Families(FamilyOptions{})
 		for _, f := range base {
 			require.False(t, isLegacyV1(f.Name), f.Name)
@@ -74,13 +93,12 @@ func TestLegacyV1OffByDefault(t *testing.T) {
 		one := r.Families(FamilyOptions{LegacyV1: []string{"kube_node_status_capacity_pods"}})
 		all := r.Families(FamilyOptions{LegacyV1: []string{legacyAll}})
 		require.Equal(t, base, all[:len(base)], "v1 families come after the v2 ones")
+		require.Len(t, all, len(base)+added[r.Name], r.Name)
 		if r.Name == "nodes" {
 			require.Len(t, one, len(base)+1)
 			require.Equal(t, "kube_node_status_capacity_pods", one[len(base)].Name)
-			require.Len(t, all, len(base)+6)
 		} else {
 			require.Equal(t, base, one)
-			require.Len(t, all, len(base)+4)
 		}
 	}
 }
@@ -117,6 +135,15 @@ kube_node_status_capacity_pods{node="127.0.0.1"} 1000
 
 	t.Run("unset resources have no series", func(t *testing.T) {
 		requireGolden(t, "", renderText(t, nodeResource(), opts, testNode("bare"), LegacyV1Families()...))
+	})
+	t.Run("phase, when the deprecated status.phase is set", func(t *testing.T) {
+		p := testNode("127.0.0.1")
+		p.Status.Phase = v1.NodeRunning
+		requireGolden(t, `
+kube_node_status_phase{node="127.0.0.1",phase="Terminated"} 0
+kube_node_status_phase{node="127.0.0.1",phase="Running"} 1
+kube_node_status_phase{node="127.0.0.1",phase="Pending"} 0
+`, renderText(t, nodeResource(), opts, p, LegacyV1Families()...))
 	})
 	t.Run("memory in milli-units, as v1.9.8 reads it", func(t *testing.T) {
 		m := testNode("m")
@@ -185,6 +212,45 @@ kube_pod_container_resource_requests_cpu_cores{container="pod1_con2",namespace="
 kube_pod_container_resource_requests_memory_bytes{container="pod1_con2",namespace="ns1",pod="pod1"} 2e+08
 `, renderText(t, podResource(), opts, q, LegacyV1Families()...))
 	})
+}
+
+// kube-state-metrics v1.9.8's hpa1 case (internal/store/hpa_test.go), less
+// kube_hpa_labels and kube_hpa_spec_target_metric, which are not rendered.
+func TestLegacyV1HPA(t *testing.T) {
+	minReplicas := int32(2)
+	a := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Generation: 2, Name: "hpa1", Namespace: "ns1", UID: "uid-hpa1", Labels: map[string]string{"app": "foobar"}},
+		Spec:       autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 4, MinReplicas: &minReplicas},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{
+			CurrentReplicas: 2, DesiredReplicas: 2,
+			Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.AbleToScale, Status: v1.ConditionTrue, Reason: "reason"}},
+		},
+	}
+	opts := FamilyOptions{LegacyV1: []string{legacyAll}}
+	requireGolden(t, `
+kube_hpa_metadata_generation{hpa="hpa1",namespace="ns1"} 2
+kube_hpa_spec_max_replicas{hpa="hpa1",namespace="ns1"} 4
+kube_hpa_spec_min_replicas{hpa="hpa1",namespace="ns1"} 2
+kube_hpa_status_condition{condition="AbleToScale",hpa="hpa1",namespace="ns1",status="false"} 0
+kube_hpa_status_condition{condition="AbleToScale",hpa="hpa1",namespace="ns1",status="true"} 1
+kube_hpa_status_condition{condition="AbleToScale",hpa="hpa1",namespace="ns1",status="unknown"} 0
+kube_hpa_status_current_replicas{hpa="hpa1",namespace="ns1"} 2
+kube_hpa_status_desired_replicas{hpa="hpa1",namespace="ns1"} 2
+kube_horizontalpodautoscaler_spec_max_replicas{horizontalpodautoscaler="hpa1",namespace="ns1"} 4
+`, renderText(t, hpaResource(), opts, a, append(LegacyV1Families(), "kube_horizontalpodautoscaler_spec_max_replicas")...))
+
+	a.Spec.MinReplicas = nil
+	requireGolden(t, "",
+		renderText(t, hpaResource(), opts, a, "kube_hpa_spec_min_replicas"))
+}
+
+func TestLegacyV1DaemonSet(t *testing.T) {
+	d := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ds1", Namespace: "ns1", UID: "uid-ds1"},
+		Status:     appsv1.DaemonSetStatus{UpdatedNumberScheduled: 3},
+	}
+	requireGolden(t, `kube_daemonset_updated_number_scheduled{daemonset="ds1",namespace="ns1"} 3`,
+		renderText(t, daemonSetResource(), FamilyOptions{LegacyV1: []string{"kube_daemonset_updated_number_scheduled"}}, d, LegacyV1Families()...))
 }
 
 func TestLegacyV1Validate(t *testing.T) {
