@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/encode"
@@ -58,8 +61,9 @@ const nodePhase = "kube_node_status_phase"
 // With legacy_v1_families: ["*"], the agent's v2 series still equal
 // kube-state-metrics v2.20's on the same API server, and every v1 series
 // equals the v2.20 series it maps to (v1Mapping); kube_node_status_phase,
-// which v2 dropped, follows the node's status.phase. (kube-state-metrics v1.9.8 itself does
-// not build with the Go toolchain here: its k8s.io dependencies predate it.)
+// which v2 dropped, follows the node's status.phase. This covers the
+// kube_hpa_* families, which kube-state-metrics v1.9.8 itself can no longer
+// list (TestLegacyV1FamiliesMatchKubeStateMetricsV1 compares the others).
 func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 	needEnv(t)
 	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
@@ -74,85 +78,16 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 	client, err := env.cp.Client()
 	require.NoError(t, err)
 	ns := "legacyv1"
-	sc, err := testenv.CreateSampleCluster(ctx, client, ns, ns)
-	require.NoError(t, err)
-	defer cleanupNodes(t, client, sc.Nodes)
-	require.NoError(t, testenv.FixturesWorkloads(ctx, client, ns))
-	require.NoError(t, testenv.FixturesBatch(ctx, client, ns)) // the autoscalers
-	// The deprecated status.phase, which only kube_node_status_phase reads.
-	node, err := client.CoreV1().Nodes().Get(ctx, sc.Nodes[0], metav1.GetOptions{})
-	require.NoError(t, err)
-	node.Status.Phase = v1.NodeRunning
-	_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	// Quantities whose rounding differs between units: milli-cores,
-	// fractional bytes (rounded up), binary and decimal suffixes; an init
-	// container and an extended resource, which have no v1 series.
-	q := resource.MustParse
-	odd := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "odd-quantities", Namespace: ns},
-		Spec: v1.PodSpec{
-			NodeName:       sc.Nodes[1],
-			InitContainers: []v1.Container{{Name: "init", Image: "busybox:1.36", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("1Gi")}}}},
-			Containers: []v1.Container{
-				{Name: "milli", Image: "busybox:1.36", Resources: v1.ResourceRequirements{
-					Requests: v1.ResourceList{v1.ResourceCPU: q("1m"), v1.ResourceMemory: q("1500m")},
-					Limits:   v1.ResourceList{v1.ResourceCPU: q("1500m"), v1.ResourceMemory: q("1.5Gi")},
-				}},
-				{Name: "decimal", Image: "busybox:1.36", Resources: v1.ResourceRequirements{
-					Requests: v1.ResourceList{v1.ResourceCPU: q("2"), v1.ResourceMemory: q("100M"), "example.com/widget": q("3")},
-					Limits:   v1.ResourceList{v1.ResourceCPU: q("2"), v1.ResourceMemory: q("100M"), "example.com/widget": q("3")},
-				}},
-				{Name: "cpu-only", Image: "busybox:1.36", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("333m")}}},
-				{Name: "none", Image: "busybox:1.36"},
-			},
-		},
-	}
-	_, err = client.CoreV1().Pods(ns).Create(ctx, odd, metav1.CreateOptions{})
-	require.NoError(t, err)
+	sc := legacyV1Fixtures(t, ctx, client, ns)
 
 	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, "--resources=pods,nodes,daemonsets,horizontalpodautoscalers", "--namespaces="+ns)
 	require.NoError(t, err)
 	defer ksm.Stop()
-	capture := testenv.NewCapture()
-	defer capture.Close()
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: 1s
-listen_address: ""
-push_self_metrics: false
-resources: [pods, nodes, daemonsets, horizontalpodautoscalers]
-namespaces: [%s]
-legacy_v1_families: ["*"]
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, ns, capture.URL()), agent.Options{})
-	defer func() { require.NoError(t, o.stop()) }()
-	eventually(t, time.Minute, "agent ready", func() error {
-		if !o.agent.Ready() {
-			return fmt.Errorf("not ready")
-		}
-		return nil
-	})
+	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, horizontalpodautoscalers")
 	text, err := ksm.Scrape(ctx)
 	require.NoError(t, err)
 	want, err := testenv.ParseExposition(text)
 	require.NoError(t, err)
-	var got map[string]float64
-	eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
-		ts := capture.Timestamps()
-		if len(ts) < 3 {
-			return fmt.Errorf("%d snapshots so far", len(ts))
-		}
-		got = capture.Series(ts[len(ts)-2])
-		for k, v := range got {
-			if encode.IsStaleNaN(v) {
-				delete(got, k)
-			}
-		}
-		return nil
-	})
-
 	// Split the agent's series into v1 and v2.
 	gotV1, gotV2, gotPhase := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for k, v := range got {
@@ -234,6 +169,94 @@ remote_write:
 	}
 }
 
+// legacyV1Fixtures creates, in namespace ns, the sample cluster (two nodes,
+// the first with the deprecated status.phase set; pods in every state, with
+// requests and limits), the workload and batch fixtures (daemon sets,
+// autoscalers) and a pod of odd quantities.
+func legacyV1Fixtures(t *testing.T, ctx context.Context, client kubernetes.Interface, ns string) *testenv.SampleCluster {
+	t.Helper()
+	sc, err := testenv.CreateSampleCluster(ctx, client, ns, ns)
+	require.NoError(t, err)
+	t.Cleanup(func() { cleanupNodes(t, client, sc.Nodes) })
+	require.NoError(t, testenv.FixturesWorkloads(ctx, client, ns))
+	require.NoError(t, testenv.FixturesBatch(ctx, client, ns)) // the autoscalers
+	// The deprecated status.phase, which only kube_node_status_phase reads.
+	node, err := client.CoreV1().Nodes().Get(ctx, sc.Nodes[0], metav1.GetOptions{})
+	require.NoError(t, err)
+	node.Status.Phase = v1.NodeRunning
+	_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	// Quantities whose rounding differs between units: milli-cores,
+	// fractional bytes (rounded up), binary and decimal suffixes; an init
+	// container and an extended resource, which have no v1 series.
+	q := resource.MustParse
+	odd := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "odd-quantities", Namespace: ns},
+		Spec: v1.PodSpec{
+			NodeName:       sc.Nodes[1],
+			InitContainers: []v1.Container{{Name: "init", Image: "busybox:1.36", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("1"), v1.ResourceMemory: q("1Gi")}}}},
+			Containers: []v1.Container{
+				{Name: "milli", Image: "busybox:1.36", Resources: v1.ResourceRequirements{
+					Requests: v1.ResourceList{v1.ResourceCPU: q("1m"), v1.ResourceMemory: q("1500m")},
+					Limits:   v1.ResourceList{v1.ResourceCPU: q("1500m"), v1.ResourceMemory: q("1.5Gi")},
+				}},
+				{Name: "decimal", Image: "busybox:1.36", Resources: v1.ResourceRequirements{
+					Requests: v1.ResourceList{v1.ResourceCPU: q("2"), v1.ResourceMemory: q("100M"), "example.com/widget": q("3")},
+					Limits:   v1.ResourceList{v1.ResourceCPU: q("2"), v1.ResourceMemory: q("100M"), "example.com/widget": q("3")},
+				}},
+				{Name: "cpu-only", Image: "busybox:1.36", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: q("333m")}}},
+				{Name: "none", Image: "busybox:1.36"},
+			},
+		},
+	}
+	_, err = client.CoreV1().Pods(ns).Create(ctx, odd, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	return sc
+}
+
+// runLegacyV1Agent runs the agent on resources (a YAML list's items) in ns
+// with every v1 family on, and returns a complete snapshot of its series.
+func runLegacyV1Agent(t *testing.T, ctx context.Context, ns, resources string) map[string]float64 {
+	t.Helper()
+	capture := testenv.NewCapture()
+	defer capture.Close()
+	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+snapshot_interval: 1s
+listen_address: ""
+push_self_metrics: false
+resources: [%s]
+namespaces: [%s]
+legacy_v1_families: ["*"]
+remote_write:
+  - url: %s
+    queue_config: {batch_send_deadline: 100ms}
+`, env.cp.Kubeconfig, resources, ns, capture.URL()), agent.Options{})
+	defer func() { require.NoError(t, o.stop()) }()
+	eventually(t, time.Minute, "agent ready", func() error {
+		if !o.agent.Ready() {
+			return fmt.Errorf("not ready")
+		}
+		return nil
+	})
+	var got map[string]float64
+	eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
+		ts := capture.Timestamps()
+		if len(ts) < 3 {
+			return fmt.Errorf("%d snapshots so far", len(ts))
+		}
+		got = capture.Series(ts[len(ts)-2])
+		for k, v := range got {
+			if encode.IsStaleNaN(v) {
+				delete(got, k)
+			}
+		}
+		return nil
+	})
+
+	return got
+}
+
 func mapKeysOf[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -271,4 +294,127 @@ func labelValue(ls []testenv.Label, name string) string {
 		}
 	}
 	return ""
+}
+
+// ksmV1Binary is kube-state-metrics v1.9.8, looked for in the tools folder.
+// It builds from the module proxy with the Go toolchain here:
+//
+//	mkdir /tmp/ksm198 && cd /tmp/ksm198 && go mod init ksm198 &&
+//	go get k8s.io/kube-state-metrics@v1.9.8 &&
+//	go build -o .tools/bin/kube-state-metrics-v1.9.8 k8s.io/kube-state-metrics
+const ksmV1Binary = "kube-state-metrics-v1.9.8"
+
+// The v1 families the agent renders equal kube-state-metrics v1.9.8's own,
+// series for series, HELP and TYPE included, on the same API server, for
+// the collectors v1.9.8 can still list there: pods, nodes and daemon sets.
+// (Its autoscaler collector lists autoscaling/v2beta1, removed in v1.25:
+// the kube_hpa_* families are checked through the v2 mapping above.)
+func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
+	needEnv(t)
+	bin, err := testenv.Binary(ksmV1Binary)
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	ns := "legacyv1-ksm198"
+	sc := legacyV1Fixtures(t, ctx, client, ns)
+
+	port, err := testenv.FreePort()
+	require.NoError(t, err)
+	tport, err := testenv.FreePort()
+	require.NoError(t, err)
+	proc, err := testenv.Start(t.TempDir(), "kube-state-metrics-v1.9.8", bin,
+		"--kubeconfig="+env.cp.Kubeconfig, "--host=127.0.0.1", "--port="+strconv.Itoa(port),
+		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(tport),
+		"--collectors=pods,nodes,daemonsets", "--namespace="+ns)
+	require.NoError(t, err)
+	defer proc.Stop(5 * time.Second)
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics"
+	var text string
+	// v1.9.8 serves before its reflectors have listed: wait for the last
+	// objects created.
+	eventually(t, time.Minute, "kube-state-metrics v1.9.8 has listed", func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		text = string(b)
+		for _, s := range []string{`pod="odd-quantities"`, "kube_daemonset_updated_number_scheduled{", `kube_node_status_phase{node="` + sc.Nodes[0] + `"`} {
+			if !strings.Contains(text, s) {
+				return fmt.Errorf("no %s yet (log: %s)", s, proc.Tail())
+			}
+		}
+		return nil
+	})
+	all, err := testenv.ParseExposition(text)
+	require.NoError(t, err)
+	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets")
+
+	// The families compared: the v1 families of these collectors.
+	compared := map[string]bool{}
+	for _, n := range watch.LegacyV1Families() {
+		if !strings.HasPrefix(n, "kube_hpa_") {
+			compared[n] = true
+		}
+	}
+	pick := func(m map[string]float64) map[string]float64 {
+		out := map[string]float64{}
+		for k, v := range m {
+			if compared[k[:strings.IndexByte(k, '{')]] {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	want, gotV1 := pick(all), pick(got)
+	missing, extra, differ := diffSeries(want, gotV1)
+	var lines []string
+	for _, k := range missing {
+		lines = append(lines, fmt.Sprintf("only in kube-state-metrics v1.9.8: %s %g", k, want[k]))
+	}
+	for _, k := range extra {
+		lines = append(lines, fmt.Sprintf("only in kube-state-push: %s %g", k, gotV1[k]))
+	}
+	for _, k := range differ {
+		lines = append(lines, fmt.Sprintf("values differ: %s v1.9.8=%g ours=%g", k, want[k], gotV1[k]))
+	}
+	require.Empty(t, lines, "v1 series differ from kube-state-metrics v1.9.8's")
+	perFamily := map[string]int{}
+	for k := range want {
+		perFamily[k[:strings.IndexByte(k, '{')]]++
+	}
+	for n := range compared {
+		require.NotZero(t, perFamily[n], "v1.9.8 rendered no series of %s", n)
+	}
+
+	// HELP and TYPE as v1.9.8 prints them.
+	meta := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "#" && compared[f[2]] {
+			meta[f[1]+" "+f[2]] = strings.TrimPrefix(line, "# "+f[1]+" "+f[2]+" ")
+		}
+	}
+	for _, r := range watch.All() {
+		for _, f := range r.Families(watch.FamilyOptions{LegacyV1: []string{"*"}}) {
+			if !compared[f.Name] {
+				continue
+			}
+			require.Equal(t, meta["HELP "+f.Name], f.Help, "HELP of %s", f.Name)
+			require.Equal(t, meta["TYPE "+f.Name], f.Type.String(), "TYPE of %s", f.Name)
+			require.Equal(t, watch.Alpha, f.Stability, "%s: v1 had no stability levels, so no [STABLE] prefix", f.Name)
+		}
+	}
+	t.Logf("%d v1 series of %d families equal kube-state-metrics v1.9.8's: %v", len(want), len(compared), perFamily)
 }
