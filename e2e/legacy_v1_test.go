@@ -55,7 +55,12 @@ var v1Mapping = map[string]struct {
 
 var hpaRename = map[string]string{"horizontalpodautoscaler": "hpa"}
 
-// nodePhase is the one v1 family with no v2 counterpart.
+// noV2 are the v1 families with no v2 counterpart: kube_node_status_phase
+// (v2 dropped it) and the endpoint address counts (v2 has a series per
+// address instead).
+var noV2 = []string{"kube_node_status_phase", "kube_endpoint_address_available", "kube_endpoint_address_not_ready"}
+
+// nodePhase reads the node's deprecated status.phase.
 const nodePhase = "kube_node_status_phase"
 
 // With legacy_v1_families: ["*"], the agent's v2 series still equal
@@ -72,7 +77,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	require.ElementsMatch(t, watch.LegacyV1Families(), append(mapKeysOf(v1Mapping), nodePhase), "every v1 family has its mapping")
+	require.ElementsMatch(t, watch.LegacyV1Families(), append(mapKeysOf(v1Mapping), noV2...), "every v1 family has its mapping")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	client, err := env.cp.Client()
@@ -179,7 +184,8 @@ func legacyV1Fixtures(t *testing.T, ctx context.Context, client kubernetes.Inter
 	require.NoError(t, err)
 	t.Cleanup(func() { cleanupNodes(t, client, sc.Nodes) })
 	require.NoError(t, testenv.FixturesWorkloads(ctx, client, ns))
-	require.NoError(t, testenv.FixturesBatch(ctx, client, ns)) // the autoscalers
+	require.NoError(t, testenv.FixturesBatch(ctx, client, ns))   // the autoscalers
+	require.NoError(t, testenv.FixturesNetwork(ctx, client, ns)) // the endpoints
 	// The deprecated status.phase, which only kube_node_status_phase reads.
 	node, err := client.CoreV1().Nodes().Get(ctx, sc.Nodes[0], metav1.GetOptions{})
 	require.NoError(t, err)
@@ -306,7 +312,8 @@ const ksmV1Binary = "kube-state-metrics-v1.9.8"
 
 // The v1 families the agent renders equal kube-state-metrics v1.9.8's own,
 // series for series, HELP and TYPE included, on the same API server, for
-// the collectors v1.9.8 can still list there: pods, nodes and daemon sets.
+// the collectors v1.9.8 can still list there: pods, nodes, daemon sets and
+// endpoints.
 // (Its autoscaler collector lists autoscaling/v2beta1, removed in v1.25:
 // the kube_hpa_* families are checked through the v2 mapping above.)
 func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
@@ -329,7 +336,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
 	proc, err := testenv.Start(t.TempDir(), "kube-state-metrics-v1.9.8", bin,
 		"--kubeconfig="+env.cp.Kubeconfig, "--host=127.0.0.1", "--port="+strconv.Itoa(port),
 		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(tport),
-		"--collectors=pods,nodes,daemonsets", "--namespace="+ns)
+		"--collectors=pods,nodes,daemonsets,endpoints", "--namespace="+ns)
 	require.NoError(t, err)
 	defer proc.Stop(5 * time.Second)
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics"
@@ -351,7 +358,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
 			return err
 		}
 		text = string(b)
-		for _, s := range []string{`pod="odd-quantities"`, "kube_daemonset_updated_number_scheduled{", `kube_node_status_phase{node="` + sc.Nodes[0] + `"`} {
+		for _, s := range []string{`pod="odd-quantities"`, "kube_daemonset_updated_number_scheduled{", "kube_endpoint_address_available{", `kube_node_status_phase{node="` + sc.Nodes[0] + `"`} {
 			if !strings.Contains(text, s) {
 				return fmt.Errorf("no %s yet (log: %s)", s, proc.Tail())
 			}
@@ -360,7 +367,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
 	})
 	all, err := testenv.ParseExposition(text)
 	require.NoError(t, err)
-	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets")
+	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, endpoints")
 
 	// The families compared: the v1 families of these collectors.
 	compared := map[string]bool{}

@@ -37,10 +37,10 @@ func endpointsResource() *Resource {
 }
 
 // endpointsFamilies lists the endpoints families, in kube-state-metrics'
-// order.
+// order, then the v1 families the options name.
 func endpointsFamilies(o FamilyOptions) []Family[*coreEndpoints] {
 	type E = *coreEndpoints
-	return []Family[E]{
+	return append([]Family[E]{
 		{
 			Name: "kube_endpoint_info", Help: "Information about endpoint.",
 			Type: Gauge, Stability: Stable,
@@ -70,7 +70,7 @@ func endpointsFamilies(o FamilyOptions) []Family[*coreEndpoints] {
 			Name: "kube_endpoint_ports", Help: "(Deprecated since v2.14.0) Information about the Endpoint ports.",
 			Type: Gauge, Stability: Stable, Generate: endpointsPorts,
 		},
-	}
+	}, legacyV1(o, endpointsLegacyV1Families)...)
 }
 
 // endpointsAddresses renders one series per port and address of each

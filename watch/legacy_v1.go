@@ -28,7 +28,9 @@ import (
 //	                                                            = kube_horizontalpodautoscaler_<same>, label hpa for horizontalpodautoscaler
 //
 // minus the pod's uid label, which v1 did not have. kube_node_status_phase
-// (from the deprecated status.phase) has no v2 counterpart.
+// (from the deprecated status.phase) and kube_endpoint_address_available and
+// _not_ready (address counts, times the subset's ports) have no v2
+// counterpart.
 
 // legacyAll in legacy_v1_families selects every v1 family.
 const legacyAll = "*"
@@ -47,6 +49,9 @@ func LegacyV1Families() []string {
 		names = append(names, f.Name)
 	}
 	for _, f := range hpaLegacyV1Families() {
+		names = append(names, f.Name)
+	}
+	for _, f := range endpointsLegacyV1Families() {
 		names = append(names, f.Name)
 	}
 	return names
@@ -187,5 +192,34 @@ func hpaLegacyV1Families() []Family[*autoscalingv2.HorizontalPodAutoscaler] {
 					emitConditionStatus(e, c.Status, "hpa", a.Name, "condition", string(c.Type))
 				}
 			}),
+	}
+}
+
+// endpointsLegacyV1Families are v1.9.8's address counts of an Endpoints
+// object, which v2 replaced with one kube_endpoint_address series per
+// address. v1.9.8 counts each address once per port of its subset.
+func endpointsLegacyV1Families() []Family[*coreEndpoints] {
+	type E = *coreEndpoints
+	// count sums addrs(subset i) times the subset's ports.
+	count := func(addrs func(ep E, i int) int) func(E, *Emitter) {
+		return func(ep E, e *Emitter) {
+			n := 0
+			for i := range ep.Subsets {
+				n += addrs(ep, i) * len(ep.Subsets[i].Ports)
+			}
+			e.Emit(float64(n))
+		}
+	}
+	return []Family[E]{
+		{
+			Name: "kube_endpoint_address_available", Help: "Number of addresses available in endpoint.",
+			Type: Gauge, Stability: Alpha,
+			Generate: count(func(ep E, i int) int { return len(ep.Subsets[i].Addresses) }),
+		},
+		{
+			Name: "kube_endpoint_address_not_ready", Help: "Number of addresses not ready in endpoint",
+			Type: Gauge, Stability: Alpha,
+			Generate: count(func(ep E, i int) int { return len(ep.Subsets[i].NotReadyAddresses) }),
+		},
 	}
 }

@@ -15,6 +15,10 @@ import (
 // v1.9.8 prints them (internal/store/node_test.go and pod_test.go at
 // v1.9.8, and daemonset.go, hpa_test.go): no stability prefix, all gauges.
 const v1Header = `
+# HELP kube_endpoint_address_available Number of addresses available in endpoint.
+# HELP kube_endpoint_address_not_ready Number of addresses not ready in endpoint
+# TYPE kube_endpoint_address_available gauge
+# TYPE kube_endpoint_address_not_ready gauge
 # HELP kube_daemonset_updated_number_scheduled The total number of nodes that are running updated daemon pod
 # HELP kube_hpa_metadata_generation The generation observed by the HorizontalPodAutoscaler controller.
 # HELP kube_hpa_spec_max_replicas Upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.
@@ -69,7 +73,7 @@ func TestLegacyV1Metadata(t *testing.T) {
 		}
 	}
 	requireGolden(t, v1Header, got)
-	require.Len(t, LegacyV1Families(), 18)
+	require.Len(t, LegacyV1Families(), 20)
 }
 
 func isLegacyV1(name string) bool {
@@ -84,7 +88,7 @@ func isLegacyV1(name string) bool {
 // A v1 family left off the list is not even built, and no default family
 // changes with the list.
 func TestLegacyV1OffByDefault(t *testing.T) {
-	added := map[string]int{"pods": 4, "nodes": 7, "daemonsets": 1, "horizontalpodautoscalers": 6}
+	added := map[string]int{"pods": 4, "nodes": 7, "daemonsets": 1, "horizontalpodautoscalers": 6, "endpoints": 2}
 	for _, r := range All() {
 		base := r.Families(FamilyOptions{})
 		for _, f := range base {
@@ -251,6 +255,29 @@ func TestLegacyV1DaemonSet(t *testing.T) {
 	}
 	requireGolden(t, `kube_daemonset_updated_number_scheduled{daemonset="ds1",namespace="ns1"} 3`,
 		renderText(t, daemonSetResource(), FamilyOptions{LegacyV1: []string{"kube_daemonset_updated_number_scheduled"}}, d, LegacyV1Families()...))
+}
+
+// kube-state-metrics v1.9.8's own endpoints case
+// (internal/store/endpoint_test.go): each address counts once per port.
+func TestLegacyV1Endpoints(t *testing.T) {
+	ep := &coreEndpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-endpoint", Namespace: "default", UID: "uid-ep"},
+		Subsets: []v1.EndpointSubset{ //nolint:staticcheck // deprecated API, still exported by kube-state-metrics
+			{Addresses: []coreEndpointAddress{{IP: "127.0.0.1"}, {IP: "10.0.0.1"}}, Ports: []coreEndpointPort{{Port: 8080}, {Port: 8081}}},
+			{Addresses: []coreEndpointAddress{{IP: "172.22.23.202"}}, Ports: []coreEndpointPort{{Port: 8443}, {Port: 9090}}},
+			{NotReadyAddresses: []coreEndpointAddress{{IP: "192.168.1.1"}}, Ports: []coreEndpointPort{{Port: 1234}, {Port: 5678}}},
+			{NotReadyAddresses: []coreEndpointAddress{{IP: "192.168.1.3"}, {IP: "192.168.2.2"}}, Ports: []coreEndpointPort{{Port: 1234}, {Port: 5678}}},
+		},
+	}
+	opts := FamilyOptions{LegacyV1: []string{legacyAll}}
+	requireGolden(t, `
+kube_endpoint_address_available{endpoint="test-endpoint",namespace="default"} 6
+kube_endpoint_address_not_ready{endpoint="test-endpoint",namespace="default"} 6
+`, renderText(t, endpointsResource(), opts, ep, LegacyV1Families()...))
+	requireGolden(t, `
+kube_endpoint_address_available{endpoint="empty",namespace="default"} 0
+kube_endpoint_address_not_ready{endpoint="empty",namespace="default"} 0
+`, renderText(t, endpointsResource(), opts, &coreEndpoints{ObjectMeta: metav1.ObjectMeta{Name: "empty", Namespace: "default", UID: "u"}}, LegacyV1Families()...))
 }
 
 func TestLegacyV1Validate(t *testing.T) {
