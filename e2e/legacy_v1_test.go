@@ -51,6 +51,7 @@ var v1Mapping = map[string]struct {
 	"kube_hpa_status_current_replicas":                  {"kube_horizontalpodautoscaler_status_current_replicas", "", "", hpaRename},
 	"kube_hpa_status_desired_replicas":                  {"kube_horizontalpodautoscaler_status_desired_replicas", "", "", hpaRename},
 	"kube_hpa_status_condition":                         {"kube_horizontalpodautoscaler_status_condition", "", "", hpaRename},
+	"kube_hpa_labels":                                   {"kube_horizontalpodautoscaler_labels", "", "", hpaRename},
 }
 
 var hpaRename = map[string]string{"horizontalpodautoscaler": "hpa"}
@@ -85,10 +86,12 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 	ns := "legacyv1"
 	sc := legacyV1Fixtures(t, ctx, client, ns)
 
-	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, "--resources=pods,nodes,daemonsets,horizontalpodautoscalers", "--namespaces="+ns)
+	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, "--resources=pods,nodes,daemonsets,horizontalpodautoscalers", "--namespaces="+ns,
+		"--metric-labels-allowlist=horizontalpodautoscalers=[*]") // kube_hpa_labels has every label
+
 	require.NoError(t, err)
 	defer ksm.Stop()
-	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, horizontalpodautoscalers")
+	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, horizontalpodautoscalers", "metric_labels_allowlist: {horizontalpodautoscalers: [\"*\"]}")
 	text, err := ksm.Scrape(ctx)
 	require.NoError(t, err)
 	want, err := testenv.ParseExposition(text)
@@ -223,7 +226,8 @@ func legacyV1Fixtures(t *testing.T, ctx context.Context, client kubernetes.Inter
 
 // runLegacyV1Agent runs the agent on resources (a YAML list's items) in ns
 // with every v1 family on, and returns a complete snapshot of its series.
-func runLegacyV1Agent(t *testing.T, ctx context.Context, ns, resources string) map[string]float64 {
+// extra is more top-level configuration.
+func runLegacyV1Agent(t *testing.T, ctx context.Context, ns, resources, extra string) map[string]float64 {
 	t.Helper()
 	capture := testenv.NewCapture()
 	defer capture.Close()
@@ -234,10 +238,11 @@ push_self_metrics: false
 resources: [%s]
 namespaces: [%s]
 legacy_v1_families: ["*"]
+%s
 remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, resources, ns, capture.URL()), agent.Options{})
+`, env.cp.Kubeconfig, resources, ns, extra, capture.URL()), agent.Options{})
 	defer func() { require.NoError(t, o.stop()) }()
 	eventually(t, time.Minute, "agent ready", func() error {
 		if !o.agent.Ready() {
@@ -367,7 +372,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
 	})
 	all, err := testenv.ParseExposition(text)
 	require.NoError(t, err)
-	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, endpoints")
+	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, endpoints", "")
 
 	// The families compared: the v1 families of these collectors.
 	compared := map[string]bool{}

@@ -24,7 +24,7 @@ import (
 //	kube_node_status_{capacity,allocatable}_pods                = kube_node_status_{capacity,allocatable}{resource="pods",unit="integer"}
 //	kube_daemonset_updated_number_scheduled                     = kube_daemonset_status_updated_number_scheduled
 //	kube_hpa_{metadata_generation,spec_max_replicas,spec_min_replicas,
-//	  status_current_replicas,status_desired_replicas,status_condition}
+//	  status_current_replicas,status_desired_replicas,labels,status_condition}
 //	                                                            = kube_horizontalpodautoscaler_<same>, label hpa for horizontalpodautoscaler
 //
 // minus the pod's uid label, which v1 did not have. kube_node_status_phase
@@ -160,7 +160,7 @@ const hpaV1Identity = 1
 // kube_horizontalpodautoscaler_*, in its order. v1.9.8 read them through
 // autoscaling/v2beta1, which API servers no longer serve; these fields are
 // the same in autoscaling/v2. Left out: kube_hpa_spec_target_metric (its
-// v2beta1 target fields have no one-to-one v2 form) and kube_hpa_labels.
+// v2beta1 target fields have no one-to-one v2 form).
 func hpaLegacyV1Families() []Family[*autoscalingv2.HorizontalPodAutoscaler] {
 	type H = *autoscalingv2.HorizontalPodAutoscaler
 	fam := func(name, help string, gen func(a H, e *Emitter)) Family[H] {
@@ -186,6 +186,12 @@ func hpaLegacyV1Families() []Family[*autoscalingv2.HorizontalPodAutoscaler] {
 			count(func(a H) int32 { return a.Status.CurrentReplicas })),
 		fam("kube_hpa_status_desired_replicas", "Desired number of replicas of pods managed by this autoscaler.",
 			count(func(a H) int32 { return a.Status.DesiredReplicas })),
+		// v1 had no allowlist: every label of the autoscaler.
+		fam("kube_hpa_labels", "Kubernetes labels converted to Prometheus labels.",
+			func(a H, e *Emitter) {
+				keys, values := allowedLabels("label", a.Labels, []string{wildcard})
+				e.EmitKV(1, keys, values, "hpa", a.Name)
+			}),
 		fam("kube_hpa_status_condition", "The condition of this autoscaler.",
 			func(a H, e *Emitter) {
 				for _, c := range a.Status.Conditions {

@@ -20,6 +20,7 @@ const v1Header = `
 # TYPE kube_endpoint_address_available gauge
 # TYPE kube_endpoint_address_not_ready gauge
 # HELP kube_daemonset_updated_number_scheduled The total number of nodes that are running updated daemon pod
+# HELP kube_hpa_labels Kubernetes labels converted to Prometheus labels.
 # HELP kube_hpa_metadata_generation The generation observed by the HorizontalPodAutoscaler controller.
 # HELP kube_hpa_spec_max_replicas Upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.
 # HELP kube_hpa_spec_min_replicas Lower limit for the number of pods that can be set by the autoscaler, default 1.
@@ -28,6 +29,7 @@ const v1Header = `
 # HELP kube_hpa_status_desired_replicas Desired number of replicas of pods managed by this autoscaler.
 # HELP kube_node_status_phase The phase the node is currently in.
 # TYPE kube_daemonset_updated_number_scheduled gauge
+# TYPE kube_hpa_labels gauge
 # TYPE kube_hpa_metadata_generation gauge
 # TYPE kube_hpa_spec_max_replicas gauge
 # TYPE kube_hpa_spec_min_replicas gauge
@@ -73,7 +75,7 @@ func TestLegacyV1Metadata(t *testing.T) {
 		}
 	}
 	requireGolden(t, v1Header, got)
-	require.Len(t, LegacyV1Families(), 20)
+	require.Len(t, LegacyV1Families(), 21)
 }
 
 func isLegacyV1(name string) bool {
@@ -88,7 +90,7 @@ func isLegacyV1(name string) bool {
 // A v1 family left off the list is not even built, and no default family
 // changes with the list.
 func TestLegacyV1OffByDefault(t *testing.T) {
-	added := map[string]int{"pods": 4, "nodes": 7, "daemonsets": 1, "horizontalpodautoscalers": 6, "endpoints": 2}
+	added := map[string]int{"pods": 4, "nodes": 7, "daemonsets": 1, "horizontalpodautoscalers": 7, "endpoints": 2}
 	for _, r := range All() {
 		base := r.Families(FamilyOptions{})
 		for _, f := range base {
@@ -219,7 +221,7 @@ kube_pod_container_resource_requests_memory_bytes{container="pod1_con2",namespac
 }
 
 // kube-state-metrics v1.9.8's hpa1 case (internal/store/hpa_test.go), less
-// kube_hpa_labels and kube_hpa_spec_target_metric, which are not rendered.
+// kube_hpa_spec_target_metric, which is not rendered.
 func TestLegacyV1HPA(t *testing.T) {
 	minReplicas := int32(2)
 	a := &autoscalingv2.HorizontalPodAutoscaler{
@@ -232,6 +234,7 @@ func TestLegacyV1HPA(t *testing.T) {
 	}
 	opts := FamilyOptions{LegacyV1: []string{legacyAll}}
 	requireGolden(t, `
+kube_hpa_labels{hpa="hpa1",label_app="foobar",namespace="ns1"} 1
 kube_hpa_metadata_generation{hpa="hpa1",namespace="ns1"} 2
 kube_hpa_spec_max_replicas{hpa="hpa1",namespace="ns1"} 4
 kube_hpa_spec_min_replicas{hpa="hpa1",namespace="ns1"} 2
