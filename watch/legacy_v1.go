@@ -13,7 +13,7 @@ import (
 // rendered only when the configuration's legacy_v1_families names them
 // (issue 15, part 2): saved dashboards and alerts (Grafana 13105 among them)
 // still query them. Names, HELP, TYPE, labels and values are v1.9.8's
-// (internal/store/pod.go and node.go at tag v1.9.8); v1 had no stability
+// (internal/store/*.go at tag v1.9.8); v1 had no stability
 // levels, so their HELP carries no prefix. v2's replacements carry the
 // resource in `resource` and `unit` labels:
 //
