@@ -6,7 +6,7 @@
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|prometheus|ksm|vm|thanos ...]   (default: all)
+#   scripts/build-tools.sh [kube|prometheus|ksm|ksm1|vm|thanos ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -43,6 +43,12 @@ build_ksm() {
 	go build -trimpath -ldflags "-s -w" -o "$out/kube-state-metrics" k8s.io/kube-state-metrics/v2
 }
 
+build_ksm1() {
+	local out=$1
+	# kube-state-metrics v1.9.8, for the legacy_v1_families compatibility test.
+	go build -trimpath -ldflags "-s -w" -o "$out/kube-state-metrics-v1.9.8" k8s.io/kube-state-metrics
+}
+
 build_vm() {
 	local out=$1
 	go build -trimpath -ldflags "-s -w" -o "$out/victoria-metrics" github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
@@ -55,7 +61,7 @@ build_thanos() {
 }
 
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm vm thanos)
+[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm ksm1 vm thanos)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"
