@@ -145,10 +145,7 @@ func (l *Log) locateLocked() (int64, error) {
 		if i < 0 {
 			// Not created yet, deleted by the size cap, or read: go on
 			// with the oldest segment after it.
-			j := 0
-			for j < len(l.segs) && l.segs[j].num <= l.rd.seg {
-				j++
-			}
+			j := l.afterLocked(l.rd.seg)
 			if j == len(l.segs) {
 				return 0, ErrEmpty
 			}
@@ -247,10 +244,7 @@ func (l *Log) settleLocked() error {
 		i := l.indexLocked(l.acked.seg)
 		if i < 0 {
 			// Deleted by the size cap: resume at the next one.
-			j := 0
-			for j < len(l.segs) && l.segs[j].num <= l.acked.seg {
-				j++
-			}
+			j := l.afterLocked(l.acked.seg)
 			if j == len(l.segs) {
 				break
 			}
@@ -290,4 +284,14 @@ func (l *Log) recycle(f *encode.Frame) {
 	}
 	f.Reset()
 	l.free = append(l.free, f)
+}
+
+// afterLocked is the index of the oldest segment numbered after num, or
+// len(l.segs) when there is none. l.mu must be held.
+func (l *Log) afterLocked(num uint64) int {
+	j := 0
+	for j < len(l.segs) && l.segs[j].num <= num {
+		j++
+	}
+	return j
 }
