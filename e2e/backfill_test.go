@@ -66,12 +66,7 @@ remote_write:
 `, env.cp.Kubeconfig, ns, proxy.URL(), filepath.Join(dir, "buffer")))
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "vm"}
-	eventually(t, 60*time.Second, "three snapshots delivered", func() error {
-		if sent := a.metric(t, "kube_state_push_remote_samples_sent_total", endpoint); !a.agent.Ready() || sent == 0 || snapshots() < 3 {
-			return fmt.Errorf("%g snapshots, %g samples sent", snapshots(), sent)
-		}
-		return nil
-	})
+	a.waitDelivered(t, endpoint, 3)
 
 	always := func(*faultproxy.Request) bool { return true }
 	proxy.SetRules(faultproxy.When(always, faultproxy.Respond(http.StatusServiceUnavailable)))

@@ -196,20 +196,7 @@ remote_write:
 	require.NoError(t, err)
 	want, err = testenv.ParseExposition(text)
 	require.NoError(t, err)
-	eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
-		ts := capture.Timestamps()
-		if len(ts) < 3 {
-			return fmt.Errorf("%d snapshots so far", len(ts))
-		}
-		// The last but one: the last may still be arriving.
-		got = capture.Series(ts[len(ts)-2])
-		for k, v := range got {
-			if encode.IsStaleNaN(v) {
-				delete(got, k)
-			}
-		}
-		return nil
-	})
+	got = completeSnapshot(t, capture)
 
 	missing, extra, differ := diffSeries(want, got)
 	var unexpected []string
@@ -241,6 +228,28 @@ remote_write:
 }
 
 // diffSeries compares two series maps.
+// completeSnapshot returns the live series of a snapshot capture received
+// whole: the last but one of at least three (the last may still be
+// arriving), staleness markers left out.
+func completeSnapshot(t *testing.T, capture *testenv.Capture) map[string]float64 {
+	t.Helper()
+	var got map[string]float64
+	eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
+		ts := capture.Timestamps()
+		if len(ts) < 3 {
+			return fmt.Errorf("%d snapshots so far", len(ts))
+		}
+		got = capture.Series(ts[len(ts)-2])
+		for k, v := range got {
+			if encode.IsStaleNaN(v) {
+				delete(got, k)
+			}
+		}
+		return nil
+	})
+	return got
+}
+
 func diffSeries(want, got map[string]float64) (missing, extra, differ []string) {
 	for k, v := range want {
 		g, ok := got[k]

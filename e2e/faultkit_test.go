@@ -94,6 +94,19 @@ func (o *ownAgent) metric(t *testing.T, name string, labels map[string]string) f
 	return v
 }
 
+// waitDelivered waits until the agent is ready and has taken n snapshots,
+// and the endpoint (labels) has sent samples.
+func (o *ownAgent) waitDelivered(t *testing.T, endpoint map[string]string, n int) {
+	t.Helper()
+	eventually(t, 60*time.Second, fmt.Sprintf("%d snapshots delivered", n), func() error {
+		taken := o.metric(t, "kube_state_push_snapshot_total", nil)
+		if sent := o.metric(t, "kube_state_push_remote_samples_sent_total", endpoint); !o.agent.Ready() || sent == 0 || taken < float64(n) {
+			return fmt.Errorf("%g snapshots, %g samples sent", taken, sent)
+		}
+		return nil
+	})
+}
+
 // requireNothingDropped checks that the endpoint dropped no sample for any
 // reason.
 func (o *ownAgent) requireNothingDropped(t *testing.T, endpoint string) {

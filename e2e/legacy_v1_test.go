@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-state-push/kube-state-push/agent"
-	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -250,22 +249,7 @@ remote_write:
 		}
 		return nil
 	})
-	var got map[string]float64
-	eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
-		ts := capture.Timestamps()
-		if len(ts) < 3 {
-			return fmt.Errorf("%d snapshots so far", len(ts))
-		}
-		got = capture.Series(ts[len(ts)-2])
-		for k, v := range got {
-			if encode.IsStaleNaN(v) {
-				delete(got, k)
-			}
-		}
-		return nil
-	})
-
-	return got
+	return completeSnapshot(t, capture)
 }
 
 func mapKeysOf[V any](m map[string]V) []string {

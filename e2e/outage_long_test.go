@@ -90,12 +90,7 @@ remote_write:
 %s`, env.cp.Kubeconfig, ns, cluster, r.WriteURL(), diskBuffer))
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "receiver"}
-	eventually(t, 60*time.Second, "three snapshots delivered", func() error {
-		if sent := a.metric(t, "kube_state_push_remote_samples_sent_total", endpoint); !a.agent.Ready() || sent == 0 || snapshots() < 3 {
-			return fmt.Errorf("%g snapshots, %g samples sent", snapshots(), sent)
-		}
-		return nil
-	})
+	a.waitDelivered(t, endpoint, 3)
 
 	r.Stop()
 	down := time.Now()

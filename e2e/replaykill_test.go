@@ -395,11 +395,5 @@ func (p *holdProxy) lateSamples(t time.Time) int {
 func (p *holdProxy) duplicates() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := 0
-	for _, byTS := range p.seen {
-		for _, c := range byTS {
-			n += c - 1
-		}
-	}
-	return n
+	return extraCopies(p.seen)
 }

@@ -383,13 +383,7 @@ func (p *restartProxy) samplesOlderThan(t time.Time, from int) int {
 func (p *restartProxy) duplicates() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := 0
-	for _, byTS := range p.seen {
-		for _, c := range byTS {
-			n += c - 1
-		}
-	}
-	return n
+	return extraCopies(p.seen)
 }
 
 // restartMetric returns the sum of the samples of family name in the
@@ -427,5 +421,17 @@ func dirSize(t *testing.T, dir string) int64 {
 		n += fi.Size()
 		return nil
 	}))
+	return n
+}
+
+// extraCopies counts, over series and timestamps, the times a sample was
+// seen beyond the first.
+func extraCopies(seen map[string]map[int64]int) int {
+	n := 0
+	for _, byTS := range seen {
+		for _, c := range byTS {
+			n += c - 1
+		}
+	}
 	return n
 }

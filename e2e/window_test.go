@@ -175,12 +175,7 @@ func runWindowHeadAhead(t *testing.T, ctx context.Context, ns string) {
 	a := windowAgent(t, ctx, ns, cluster, proxy.URL(), filepath.Join(dir, "buffer"), "")
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": windowEndpoint}
-	eventually(t, 60*time.Second, "three snapshots delivered", func() error {
-		if sent := a.metric(t, "kube_state_push_remote_samples_sent_total", endpoint); !a.agent.Ready() || sent == 0 || snapshots() < 3 {
-			return fmt.Errorf("%g snapshots, %g samples sent", snapshots(), sent)
-		}
-		return nil
-	})
+	a.waitDelivered(t, endpoint, 3)
 
 	prom.Stop()
 	down := time.Now()
@@ -299,12 +294,7 @@ func runWindowAgeLimit(t *testing.T, ctx context.Context, ns string) {
 	tooOld := func() float64 {
 		return a.metric(t, "kube_state_push_remote_samples_dropped_total", map[string]string{"endpoint": windowEndpoint, "reason": "too_old"})
 	}
-	eventually(t, 60*time.Second, "three snapshots delivered", func() error {
-		if sent := a.metric(t, "kube_state_push_remote_samples_sent_total", endpoint); !a.agent.Ready() || sent == 0 || snapshots() < 3 {
-			return fmt.Errorf("%g snapshots, %g samples sent", snapshots(), sent)
-		}
-		return nil
-	})
+	a.waitDelivered(t, endpoint, 3)
 	require.Zero(t, tooOld())
 
 	prom.Stop()
