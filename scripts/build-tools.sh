@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
-# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos) from the Go module proxy, through the tools modules under
+# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos, helm) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
 # its go.mod and go.sum (and the Go version), so a second run only links
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|prometheus|ksm|ksm1|vm|thanos ...]   (default: all)
+#   scripts/build-tools.sh [kube|prometheus|ksm|ksm1|vm|thanos|helm ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -60,8 +60,15 @@ build_thanos() {
 	go build -trimpath -tags netgo,slicelabels -ldflags "-s -w" -o "$out/thanos" github.com/thanos-io/thanos/cmd/thanos
 }
 
+build_helm() {
+	local out=$1
+	# helm v4, for the chart's lint, template and config tests. The version
+	# is stamped as helm's own release does, or it reports v4.3.
+	go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.1" -o "$out/helm" helm.sh/helm/v4/cmd/helm
+}
+
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm ksm1 vm thanos)
+[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm ksm1 vm thanos helm)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"
