@@ -11,9 +11,6 @@ import (
 	"github.com/kube-state-push/kube-state-push/queue"
 )
 
-// unsupportedManaged is why the managed receivers' examples fail (issue 16).
-const unsupportedManaged = "managed receivers not yet supported"
-
 // prometheusExamples pairs each file of testdata/prometheus (remote_write
 // blocks of Prometheus v0.316.0's own config/testdata, its example agent
 // configuration and its configuration reference; each file names its
@@ -28,16 +25,10 @@ var prometheusExamples = map[string]struct {
 	"prometheus-agent.yml":          {},
 	"configuration_md_all_keys.yml": {},
 
-	"managed_receivers_sigv4.yml": {why: unsupportedManaged, errs: []string{
-		"6: remote_write[0].sigv4: unknown key",
-		"9: remote_write[1].sigv4: unknown key",
-	}},
-	"managed_receivers_azuread.yml": {why: unsupportedManaged, errs: []string{
-		"5: remote_write[0].azuread: unknown key",
-	}},
-	"managed_receivers_google_iam.yml": {why: unsupportedManaged, errs: []string{
-		"5: remote_write[0].google_iam: unknown key",
-	}},
+	// The managed receivers (queue/managed.go).
+	"managed_receivers_sigv4.yml":      {},
+	"managed_receivers_azuread.yml":    {},
+	"managed_receivers_google_iam.yml": {},
 
 	// Loads in Prometheus, which parses localhost:9090 as a URL of scheme
 	// "localhost" and could never send to it; we refuse it when loading.
@@ -57,7 +48,7 @@ var prometheusExamples = map[string]struct {
 	}},
 	"remote_write_authorization_header.bad.yml": {why: "Authorization header", errs: []string{
 		`4: remote_write[0].url: scheme must be http or https, not "localhost"`,
-		"7: remote_write[0].headers.authorization: use basic_auth or authorization instead of an Authorization header",
+		"7: remote_write[0].headers.authorization: use basic_auth, authorization, oauth2, sigv4, azuread or google_iam instead of an Authorization header",
 	}},
 	// The duplicate name is not checked once the urls are refused.
 	"remote_write_dup.bad.yml": {why: "duplicate name", errs: []string{
@@ -96,8 +87,8 @@ var prometheusExamples = map[string]struct {
 }
 
 // Prometheus' own remote_write examples load through our loader, or fail
-// only as listed: on the managed receivers, on a url Prometheus could not
-// send to, or where Prometheus refuses them too.
+// only as listed: on a url Prometheus could not send to, or where
+// Prometheus refuses them too.
 func TestPrometheusRemoteWriteExamples(t *testing.T) {
 	files, err := filepath.Glob("testdata/prometheus/*.yml")
 	require.NoError(t, err)
@@ -137,6 +128,24 @@ func TestPrometheusRemoteWriteExampleValues(t *testing.T) {
 	require.Equal(t, queue.ProtoV2, cfg.RemoteWrite[1].ProtobufMessage)
 	require.True(t, cfg.RemoteWrite[1].ConvertNHCBToClassic)
 	require.Equal(t, map[string]string{"name": "value"}, cfg.RemoteWrite[1].Headers)
+
+	cfg, err = LoadFile("testdata/prometheus/managed_receivers_sigv4.yml")
+	require.NoError(t, err)
+	require.Equal(t, &queue.SigV4Config{}, cfg.RemoteWrite[0].SigV4Config)
+	require.Equal(t, &queue.SigV4Config{
+		Region: "us-east-1", AccessKey: "AKIDEXAMPLE", SecretKey: "example-secret",
+		RoleARN: "arn:aws:iam::123456789012:role/prometheus",
+	}, cfg.RemoteWrite[1].SigV4Config)
+	cfg, err = LoadFile("testdata/prometheus/managed_receivers_azuread.yml")
+	require.NoError(t, err)
+	az := cfg.RemoteWrite[0].AzureADConfig
+	require.Equal(t, "AzurePublic", az.Cloud)
+	require.Equal(t, "00000000-0000-0000-0000-000000000000", az.OAuth.ClientID)
+	require.Equal(t, "00000000-a12b-3cd4-e56f-000000000000", az.OAuth.TenantID)
+	require.Equal(t, "Cl1ent$ecret!", string(az.OAuth.ClientSecret))
+	cfg, err = LoadFile("testdata/prometheus/managed_receivers_google_iam.yml")
+	require.NoError(t, err)
+	require.Equal(t, "/etc/secrets/google.json", cfg.RemoteWrite[0].GoogleIAMConfig.CredentialsFile)
 
 	cfg, err = LoadFile("testdata/prometheus/configuration_md_all_keys.yml")
 	require.NoError(t, err)

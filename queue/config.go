@@ -29,6 +29,13 @@ type Config struct {
 	// HTTPClientConfig holds authentication (basic_auth, authorization,
 	// oauth2), tls_config and proxy settings, as Prometheus reads them.
 	HTTPClientConfig config.HTTPClientConfig `yaml:",inline"`
+	// SigV4Config, AzureADConfig and GoogleIAMConfig authenticate to the
+	// managed receivers (Amazon, Azure and Google's managed Prometheus)
+	// with Prometheus' own libraries and keys (managed.go); at most one of
+	// them, basic_auth, authorization and oauth2 may be set.
+	SigV4Config     *SigV4Config     `yaml:"sigv4,omitempty"`
+	AzureADConfig   *AzureADConfig   `yaml:"azuread,omitempty"`
+	GoogleIAMConfig *GoogleIAMConfig `yaml:"google_iam,omitempty"`
 	// QueueConfig tunes sharding, batching and retries.
 	QueueConfig QueueConfig `yaml:"queue_config,omitempty"`
 	// DiskBuffer keeps pending snapshots on disk (diskbufconfig.go); no
@@ -231,7 +238,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		if strings.EqualFold(h, "Authorization") {
-			errs = append(errs, confkey.Errorf(key, "use basic_auth or authorization instead of an Authorization header"))
+			errs = append(errs, confkey.Errorf(key, "use basic_auth, authorization, oauth2, sigv4, azuread or google_iam instead of an Authorization header"))
 		}
 		if http.CanonicalHeaderKey(h) == "" || strings.ContainsAny(h, " :\r\n") {
 			errs = append(errs, confkey.Errorf(key, "%q is not a valid header name", h))
@@ -243,6 +250,7 @@ func (c *Config) Validate() error {
 	if err := c.HTTPClientConfig.Validate(); err != nil {
 		errs = append(errs, &confkey.Error{Key: "", Err: err})
 	}
+	errs = append(errs, c.validateAuth()...)
 	if err := c.QueueConfig.Validate(); err != nil {
 		errs = append(errs, confkey.Under("queue_config", err))
 	}

@@ -12,7 +12,8 @@ import (
 // (storage/remote/client.go NewWriteClient): HTTP/2 only with
 // enable_http2: true (DefaultHTTPClientConfig), and remote_timeout bounding
 // each request. With round_robin_dns, connections are dialed through
-// resolver (dial.go).
+// resolver (dial.go). sigv4, azuread and google_iam wrap its transport
+// (managed.go).
 func newHTTPClient(cfg *Config, resolver hostResolver) (*http.Client, error) {
 	var opts []config.HTTPClientOption
 	if cfg.RoundRobinDNS {
@@ -20,6 +21,9 @@ func newHTTPClient(cfg *Config, resolver hostResolver) (*http.Client, error) {
 	}
 	hc, err := config.NewClientFromConfig(cfg.HTTPClientConfig, "remote_write_"+cfg.Name, opts...)
 	if err != nil {
+		return nil, fmt.Errorf("building HTTP client for endpoint %q: %w", cfg.Name, err)
+	}
+	if hc.Transport, err = managedRoundTripper(cfg, hc.Transport); err != nil {
 		return nil, fmt.Errorf("building HTTP client for endpoint %q: %w", cfg.Name, err)
 	}
 	hc.Timeout = cfg.RemoteTimeout
