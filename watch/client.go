@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -35,8 +36,8 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 // NewClients returns the clients: a clientset that speaks protobuf to the
-// API server, which costs far less to decode than JSON, and a metadata-only
-// client.
+// API server, which costs far less to decode than JSON, a metadata-only
+// client, and a dynamic one for custom resources.
 func NewClients(cfg *rest.Config, userAgent string) (Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = userAgent
@@ -44,11 +45,16 @@ func NewClients(cfg *rest.Config, userAgent string) (Clients, error) {
 	if err != nil {
 		return Clients{}, fmt.Errorf("creating Kubernetes metadata client: %w", err)
 	}
+	// Custom resources have no protobuf encoding: JSON.
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return Clients{}, fmt.Errorf("creating Kubernetes dynamic client: %w", err)
+	}
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return Clients{}, fmt.Errorf("creating Kubernetes client: %w", err)
 	}
-	return Clients{Kube: c, Metadata: mc}, nil
+	return Clients{Kube: c, Metadata: mc, Dynamic: dc}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
@@ -25,6 +26,9 @@ type Clients struct {
 	// only, for resources whose families read nothing but metadata: their
 	// specs and data (a Secret's values) never reach the agent.
 	Metadata metadata.Interface
+	// Dynamic lists and watches custom resources as unstructured objects
+	// (NewCustomResource); nil: custom resources cannot be watched.
+	Dynamic dynamic.Interface
 }
 
 // ListFunc lists one resource in a namespace ("" for all).
@@ -53,6 +57,8 @@ type Resource struct {
 	families func(FamilyOptions) []FamilyInfo
 	// build makes a renderer for the families that select accepts.
 	build func(FamilyOptions, func(FamilyInfo) bool) renderFunc
+	// definition describes a custom resource's families (Definition).
+	definition string
 }
 
 // renderFunc renders one object with the emitter and returns its UID.
