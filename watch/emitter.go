@@ -19,17 +19,21 @@ type Emitter struct {
 	// identN, when positive, is how many identity labels the family being
 	// rendered carries (Family.IdentityLabels).
 	identN int
+	// layout is the text layout learnt for family layoutOf (layout.go).
+	layout   *encode.Layout
+	layoutOf string
 }
 
 // Emit adds one series with the given value. kv holds the family's own labels
 // as name, value pairs; labels with empty values are left out, as Prometheus
-// does.
+// does (the text exposition format keeps them, see shaped).
 func (e *Emitter) Emit(value float64, kv ...string) {
 	e.begin()
 	for i := 0; i+1 < len(kv); i += 2 {
 		e.b.Add(kv[i], kv[i+1])
 	}
 	e.b.AppendTo(e.out, value)
+	e.shaped(kv, nil, nil, false)
 }
 
 // EmitKV adds one series whose labels come as parallel name and value slices
@@ -44,15 +48,49 @@ func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 		e.b.Add(keys[i], values[i])
 	}
 	e.b.AppendTo(e.out, value)
+	e.shaped(kv, keys, values, true)
+}
+
+// shaped keeps what the text exposition format needs of the series just
+// appended: its labels in emission order with empty values kept. The
+// family's layout (layout.go) gives both for free when the series was
+// emitted with the same names as the family's first and its generated
+// labels come back from the encoded ones (in name order, no empty value);
+// otherwise the series gets an exposition trailer with its labels as
+// emitted (encode.SeriesSet.AppendTrailer).
+func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
+	n := e.identCount()
+	if e.layout == nil || e.layoutOf != e.name {
+		e.layout, e.layoutOf = layoutFor(e.name, e.ident, n, kv, generated), e.name
+	}
+	if fits(e.layout, e.ident, n, kv, generated) && !encode.NeedsTrailer(keys, values) {
+		return
+	}
+	for i := 0; i+1 < n; i += 2 {
+		e.out.AppendTrailer(e.ident[i], e.ident[i+1])
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.out.AppendTrailer(kv[i], kv[i+1])
+	}
+	for i := range keys {
+		e.out.AppendTrailer(keys[i], values[i])
+	}
+}
+
+// identCount is how many entries of ident (names and values) the family
+// being rendered carries.
+func (e *Emitter) identCount() int {
+	n := len(e.ident)
+	if e.identN > 0 {
+		n = min(n, 2*e.identN)
+	}
+	return n
 }
 
 func (e *Emitter) begin() {
 	e.b.Reset()
 	e.b.Add(encode.MetricName, e.name)
-	n := len(e.ident)
-	if e.identN > 0 {
-		n = min(n, 2*e.identN)
-	}
+	n := e.identCount()
 	for i := 0; i+1 < n; i += 2 {
 		e.b.Add(e.ident[i], e.ident[i+1])
 	}
