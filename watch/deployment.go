@@ -139,7 +139,7 @@ func deploymentConditions(d *appsv1.Deployment, e *Emitter) {
 		if !deploymentReasons[reason] {
 			reason = deploymentUnknownReason
 		}
-		emitConditionStatus(e, c.Status, "condition", string(c.Type), "reason", reason)
+		emitConditionStatus(e, c.Status, "reason", reason, "condition", string(c.Type))
 	}
 }
 
@@ -167,7 +167,7 @@ func deploymentRollingUpdate(bound func(*appsv1.RollingUpdateDeployment) *intstr
 func emitOwnersKindName[T metav1.Object](o T, e *Emitter) {
 	refs := o.GetOwnerReferences()
 	if len(refs) == 0 {
-		e.Emit(1)
+		e.Emit(1, "owner_kind", "", "owner_name", "")
 		return
 	}
 	for _, r := range refs {

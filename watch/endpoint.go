@@ -79,7 +79,7 @@ func endpointsFamilies(o FamilyOptions) []Family[*coreEndpoints] {
 func endpointsAddresses(ep *coreEndpoints, e *Emitter) {
 	for _, s := range ep.Subsets {
 		for _, p := range s.Ports {
-			port := endpointsPortLabels(p)
+			port := []string{"port_protocol", string(p.Protocol), "port_number", strconv.FormatInt(int64(p.Port), 10), "port_name", p.Name}
 			emitEndpointsAddresses(e, port, s.Addresses, "true")
 			emitEndpointsAddresses(e, port, s.NotReadyAddresses, "false")
 		}

@@ -90,8 +90,8 @@ func endpointSliceEndpoints(s *discoveryv1.EndpointSlice, e *Emitter) {
 		kv := []string{
 			"ready", optionalBoolString(ep.Conditions.Ready),
 			"serving", optionalBoolString(ep.Conditions.Serving),
-			"terminating", optionalBoolString(ep.Conditions.Terminating),
 			"hostname", valueOrZero(ep.Hostname),
+			"terminating", optionalBoolString(ep.Conditions.Terminating),
 			"targetref_kind", ref.Kind,
 			"targetref_name", ref.Name,
 			"targetref_namespace", ref.Namespace,

@@ -54,7 +54,7 @@ func leaseOwners(l *coordinationv1.Lease, e *Emitter) {
 	}
 	refs := l.OwnerReferences
 	if len(refs) == 0 {
-		e.Emit(1, "namespace", l.Namespace, "lease_holder", holder)
+		e.Emit(1, "owner_kind", "", "owner_name", "", "namespace", l.Namespace, "lease_holder", holder)
 		return
 	}
 	for _, r := range refs {

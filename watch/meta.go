@@ -39,7 +39,7 @@ func emitResourceVersion[T metav1.Object](o T, e *Emitter) {
 func emitOwners[T metav1.Object](o T, e *Emitter) {
 	refs := o.GetOwnerReferences()
 	if len(refs) == 0 {
-		e.Emit(1)
+		e.Emit(1, "owner_kind", "", "owner_name", "", "owner_is_controller", "")
 		return
 	}
 	for _, r := range refs {

@@ -101,11 +101,31 @@ func persistentVolumeClaimRef(p *v1.PersistentVolume, e *Emitter) {
 	}
 }
 
+// persistentVolumeSourceKeys are the source labels of
+// kube_persistentvolume_info, in kube-state-metrics' order: every series
+// carries all of them, empty but for those of the volume's source.
+var persistentVolumeSourceKeys = []string{
+	"gce_persistent_disk_name", "ebs_volume_id", "azure_disk_name",
+	"fc_wwids", "fc_lun", "fc_target_wwns",
+	"iscsi_target_portal", "iscsi_iqn", "iscsi_lun", "iscsi_initiator_name",
+	"nfs_server", "nfs_path", "csi_driver", "csi_volume_handle",
+	"local_path", "local_fs", "host_path", "host_path_type",
+}
+
 func persistentVolumeInfo(p *v1.PersistentVolume, e *Emitter) {
-	kv := append(persistentVolumeSourceLabels(&p.Spec.PersistentVolumeSource),
-		"storageclass", p.Spec.StorageClassName,
-		"reclaim_policy", string(p.Spec.PersistentVolumeReclaimPolicy),
-	)
+	src := persistentVolumeSourceLabels(&p.Spec.PersistentVolumeSource)
+	kv := make([]string, 0, 2*(len(persistentVolumeSourceKeys)+2))
+	kv = append(kv, "storageclass", p.Spec.StorageClassName)
+	for _, k := range persistentVolumeSourceKeys {
+		v := ""
+		for i := 0; i+1 < len(src); i += 2 {
+			if src[i] == k {
+				v = src[i+1]
+			}
+		}
+		kv = append(kv, k, v)
+	}
+	kv = append(kv, "reclaim_policy", string(p.Spec.PersistentVolumeReclaimPolicy))
 	e.Emit(1, kv...)
 }
 

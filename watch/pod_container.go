@@ -207,6 +207,10 @@ func (k containerKind) generateInfo(p *v1.Pod, e *Emitter) {
 			if cs.Name != c.Name {
 				continue
 			}
+			if !k.restartPolicyLabel {
+				e.Emit(1, "container", cs.Name, "image_spec", c.Image, "image", cs.Image, "image_id", cs.ImageID, "container_id", cs.ContainerID)
+				continue
+			}
 			e.Emit(1,
 				"container", cs.Name,
 				"image_spec", c.Image,

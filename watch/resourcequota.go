@@ -62,16 +62,14 @@ func resourceQuotaStatus(q *v1.ResourceQuota, e *Emitter) {
 	emitQuantities(e, q.Status.Used, "type", "used")
 }
 
-// emitQuantities renders one series per entry of a resource list, in
-// resource name order: the quantity in whole units, the name as it is in the
-// `resource` label, and the family's other labels kv. Unlike node capacity,
-// kube-state-metrics neither sanitises nor filters the names here, and gives
-// no unit.
+// emitQuantities renders one series per resource of rl, in name order,
+// valued by its quantity: resource as the first label, then kv, which is
+// kube-state-metrics' order for resource quotas and limit ranges.
 func emitQuantities(e *Emitter, rl v1.ResourceList, kv ...string) {
-	kv = append(slices.Clip(kv), "resource", "")
+	kv = append([]string{"resource", ""}, kv...)
 	for _, name := range slices.Sorted(maps.Keys(rl)) {
 		q := rl[name]
-		kv[len(kv)-1] = string(name)
+		kv[1] = string(name)
 		e.Emit(quantityFloat(&q), kv...)
 	}
 }
