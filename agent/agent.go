@@ -100,10 +100,18 @@ type Agent struct {
 	loopDone chan struct{}
 	// listener serves /metrics and the probes, when configured.
 	listener net.Listener
+	// pullListener serves the state series for scraping (pull.go), when
+	// configured; pull is what its scrapes read, published by refresh.
+	pullListener net.Listener
+	pull         atomic.Pointer[pullView]
+	pullMetrics  *pullMetrics
 	// lifecycle serves the state-changing endpoints (Options.EnableLifecycle).
 	lifecycle bool
 	// webConfigFile secures the listener (Options.WebConfigFile).
 	webConfigFile string
+	// custom watches the CRDs for custom_resource_state
+	// (customresources.go).
+	custom *customResources
 	// leader runs the leader election, when enabled (nil otherwise); gate
 	// then lets only the leader's snapshots reach the endpoints.
 	leader *leader
@@ -144,6 +152,9 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	a.metrics = newMetrics(a.reg)
 	a.queueMetrics = queue.NewMetrics(a.reg)
 	a.reloadMetrics = newReloadMetrics(a.reg)
+	a.custom = newCustomResources(a.reg)
+	a.custom.wanted.Store(cfg.CustomResourceState != nil)
+	a.pullMetrics = newPullMetrics(a.reg)
 	// The shard is final once Run has resolved auto-sharding (shard).
 	shard, total := a.sharding(cfg)
 	for _, name := range cfg.Watch.Resources {
@@ -182,7 +193,26 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		}
 		a.listener = l
 	}
+	if cfg.Pull.ListenAddress != "" {
+		l, err := net.Listen("tcp", cfg.Pull.ListenAddress)
+		if err != nil {
+			if a.listener != nil {
+				_ = a.listener.Close()
+			}
+			return nil, fmt.Errorf("listening on pull.listen_address %s: %w", cfg.Pull.ListenAddress, err)
+		}
+		a.pullListener = l
+	}
 	return a, nil
+}
+
+// PullAddr is the address the state series are served on for scraping
+// (pull.listen_address), or nil.
+func (a *Agent) PullAddr() net.Addr {
+	if a.pullListener == nil {
+		return nil
+	}
+	return a.pullListener.Addr()
 }
 
 // Addr is the address the self-metrics server listens on, or nil.
@@ -195,6 +225,9 @@ func (a *Agent) Addr() net.Addr {
 
 // Ready reports whether every resource's initial list has been stored.
 func (a *Agent) Ready() bool {
+	if !a.customReady() {
+		return false
+	}
 	for _, m := range *a.readyMaps.Load() {
 		if !m.synced.Load() {
 			return false
@@ -212,7 +245,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.shard(ctx); err != nil {
 		return err
 	}
-	srv := a.serve()
+	servers := a.serve()
 	for _, e := range a.endpoints {
 		e.start()
 	}
@@ -222,6 +255,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	for _, g := range a.groups {
 		g.start(watchCtx, a.clients)
 	}
+	a.customResources(a.cfg) // starts the CRD discovery, if configured
 	a.log.Info("watching", "resources", a.cfg.Watch.Resources, "endpoints", len(a.endpoints), "interval", a.cfg.SnapshotInterval)
 	stopElection := a.elect(ctx)
 
@@ -238,6 +272,8 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.takeOver()
 		case req := <-a.reloads:
 			req.result <- a.apply(req.cfg)
+		case <-a.customChanged():
+			a.syncCustom()
 		}
 	}
 	close(a.loopDone)
@@ -249,6 +285,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	for _, g := range a.groups {
 		g.stop()
 	}
+	a.stopCustom()
 	for name := range a.pending {
 		a.dropPending(name)
 	}
@@ -275,7 +312,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.drainMu.Lock()
 	errs = append(errs, a.drainErrs...)
 	a.drainMu.Unlock()
-	if srv != nil {
+	for _, srv := range servers {
 		shutCtx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = srv.Shutdown(shutCtx)
 		c()
@@ -341,33 +378,44 @@ func (a *Agent) shard(ctx context.Context) error {
 	return nil
 }
 
-// serve starts the self-metrics and probe server, if configured.
-func (a *Agent) serve() *http.Server {
-	if a.listener == nil {
-		return nil
+// serve starts the self-metrics and probe server and the pull server, those
+// configured.
+func (a *Agent) serve() []*http.Server {
+	var servers []*http.Server
+	if a.listener != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg}))
+		mux.HandleFunc("/-/reload", lifecycleOnly(a.lifecycle, a.handleReload))
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte("ok\n"))
+		})
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if !a.Ready() {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte("waiting for the initial list of every resource\n"))
+				return
+			}
+			_, _ = w.Write([]byte("ok\n"))
+		})
+		servers = append(servers, a.serveOn(a.listener, mux, "self-metrics"))
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg}))
-	mux.HandleFunc("/-/reload", lifecycleOnly(a.lifecycle, a.handleReload))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !a.Ready() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte("waiting for the initial list of every resource\n"))
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if a.pullListener != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", &pullHandler{view: a.pull.Load, metrics: a.pullMetrics})
+		servers = append(servers, a.serveOn(a.pullListener, mux, "pull"))
+	}
+	return servers
+}
+
+// serveOn serves h on l until the server is shut down. exporter-toolkit adds
+// TLS and basic auth from the web configuration, read again on each
+// connection; without one it serves plain HTTP.
+func (a *Agent) serveOn(l net.Listener, h http.Handler, what string) *http.Server {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		// exporter-toolkit adds TLS and basic auth from the web
-		// configuration, read again on each connection; without one it
-		// serves plain HTTP.
 		flags := &web.FlagConfig{WebConfigFile: &a.webConfigFile}
-		if err := web.Serve(a.listener, srv, flags, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("self-metrics server stopped", "err", err)
+		if err := web.Serve(l, srv, flags, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error(what+" server stopped", "err", err)
 		}
 	}()
 	return srv

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/model/relabel"
 	"gopkg.in/yaml.v3"
 
+	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -42,6 +43,12 @@ type Config struct {
 	RemoteWrite []queue.Config `yaml:"remote_write"`
 	// LeaderElection lets replicas elect one that pushes (leader.go).
 	LeaderElection LeaderElectionConfig `yaml:"leader_election,omitempty"`
+	// CustomResourceState renders custom resources from kube-state-metrics'
+	// CustomResourceStateMetrics document, inline or the path of a file
+	// (customresource.Config, customresources.go).
+	CustomResourceState *customresource.Config `yaml:"custom_resource_state,omitempty"`
+	// Pull also serves the state series for scraping (pull.go).
+	Pull PullConfig `yaml:"pull,omitempty"`
 }
 
 // DefaultConfig holds every default of the top level.
@@ -118,6 +125,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, confkey.Errorf(key, "%q is not a valid label name", name))
 		case c.ExternalLabels[name] == "":
 			errs = append(errs, confkey.Errorf(key, "value is empty"))
+		}
+	}
+	if c.CustomResourceState != nil {
+		if err := c.CustomResourceState.Validate(); err != nil {
+			errs = append(errs, confkey.Under("custom_resource_state", err))
 		}
 	}
 	if err := c.LeaderElection.Validate(); err != nil {
@@ -204,6 +216,10 @@ func Load(data []byte, name string) (*Config, error) {
 	// The map is the decoder's own (DefaultConfig has none), so expanding
 	// it in place changes no shared state.
 	expandErrs := expandExternalLabels(cfg.ExternalLabels)
+	if cfg.CustomResourceState != nil {
+		// A document's file is relative to the configuration file.
+		cfg.CustomResourceState.SetDirectory(filepath.Dir(name))
+	}
 	err := cfg.Validate()
 	if len(expandErrs) > 0 {
 		err = errors.Join(append(expandErrs, withoutKeys(err, expandErrs))...)

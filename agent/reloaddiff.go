@@ -44,6 +44,9 @@ func diffConfigs(old, cur *Config, sharding func(*Config) (int, int)) configDiff
 	if old.ListenAddress != cur.ListenAddress {
 		d.restartOnly = append(d.restartOnly, "listen_address")
 	}
+	if old.Pull != cur.Pull {
+		d.restartOnly = append(d.restartOnly, "pull.listen_address")
+	}
 	if old.LeaderElection != cur.LeaderElection {
 		d.restartOnly = append(d.restartOnly, "leader_election")
 	}

@@ -23,11 +23,8 @@ func (a *Agent) swapGroups(cfg *Config) {
 		active[g.resource.Name] = g
 	}
 	groups := make([]*watchGroup, 0, len(cfg.Watch.Resources))
-	for _, name := range cfg.Watch.Resources {
-		r, ok := watch.Lookup(name)
-		if !ok {
-			continue // Validate refuses unknown resources
-		}
+	for _, r := range a.resources(cfg) { // customresources.go
+		name := r.Name
 		key := groupKey(cfg, r, shard, total)
 		g := active[name]
 		delete(active, name)
@@ -113,6 +110,7 @@ func (a *Agent) refresh() {
 	}
 	ready := slices.Clone(maps)
 	a.readyMaps.Store(&ready)
+	a.pull.Store(a.newPullView())
 	a.snap.maps = append(maps, a.retiring...)
 	sinks := make([]frameSink, len(a.endpoints))
 	for i, e := range a.endpoints {

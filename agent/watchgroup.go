@@ -25,6 +25,8 @@ type watchGroup struct {
 	// scopes are the watches, one per series map (maps[i] is scopes[i]'s).
 	scopes []watch.Scope
 	maps   []*seriesMap
+	// families are the families the renderers render, in render order.
+	families []watch.FamilyInfo
 
 	// cancel stops the reflectors; wg waits for them. Both are set by start.
 	cancel context.CancelFunc
@@ -37,6 +39,11 @@ func newGroup(cfg *Config, r *watch.Resource, key string, owns func(types.UID) b
 	g := &watchGroup{resource: r, key: key, scopes: cfg.Watch.Scopes(r)}
 	rm := m.forResource(r.Name)
 	ext := externalLabels(cfg.ExternalLabels)
+	for _, f := range r.Families(cfg.Watch.FamilyOptions(r.Name)) {
+		if cfg.Watch.Selected(f) {
+			g.families = append(g.families, f)
+		}
+	}
 	for _, sc := range g.scopes {
 		// A renderer per reflector: renderers keep scratch space.
 		rr := r.NewRenderer(watch.RenderOptions{
@@ -135,6 +142,9 @@ func groupKey(cfg *Config, r *watch.Resource, shard, total int) string {
 		}
 	}
 	fmt.Fprintf(&b, "\nexternal %q\nshard %d/%d", externalLabels(cfg.ExternalLabels), shard, total)
+	if d := r.Definition(); d != "" {
+		b.WriteString("\ndefinition " + d) // a custom resource's
+	}
 	return b.String()
 }
 

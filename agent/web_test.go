@@ -36,9 +36,11 @@ func servingAgent(t *testing.T, extra string, o Options) (*Agent, string) {
 	o.Clients, o.Registry = &clients, prometheus.NewRegistry()
 	a, err := New(cfg, o)
 	require.NoError(t, err)
-	srv := a.serve()
+	servers := a.serve()
 	t.Cleanup(func() {
-		_ = srv.Shutdown(context.Background())
+		for _, srv := range servers {
+			_ = srv.Shutdown(context.Background())
+		}
 		for _, e := range a.endpoints {
 			e.q.Close()
 		}

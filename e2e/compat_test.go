@@ -175,6 +175,7 @@ func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []stri
 	cfgText := fmt.Sprintf(`kubeconfig: %s
 snapshot_interval: 1s
 listen_address: ""
+pull: {listen_address: "127.0.0.1:0"} # its /metrics is compared with kube-state-metrics' too
 push_self_metrics: false # every captured series is compared: not the agent's own
 remote_write:
   - url: %s
@@ -224,6 +225,7 @@ remote_write:
 		}
 		t.Fatalf("series differ from kube-state-metrics:\n%s", strings.Join(unexpected, "\n"))
 	}
+	requireSameExposition(t, ctx, ksm.URL, "http://"+a.PullAddr().String())
 	return want, got
 }
 
