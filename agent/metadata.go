@@ -24,6 +24,14 @@ func familyMetadata(cfg *Config) map[string]encode.Metadata {
 			md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: helpText(f)}
 		}
 	}
+	if cfg.CustomResourceState != nil {
+		// Known from the document, whether or not a CRD serves the kind.
+		for _, f := range cfg.CustomResourceState.Families() {
+			if cfg.Watch.Selected(f) {
+				md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: helpText(f)}
+			}
+		}
+	}
 	return md
 }
 
