@@ -13,7 +13,7 @@ all: build
 build: ## Build bin/kube-state-push.
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-state-push ./cmd/kube-state-push
 
-tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics and Thanos from the Go module proxy (cached).
+tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos and helm (for the chart tests) from the Go module proxy (cached).
 	scripts/build-tools.sh
 
 test: tools vet fmt-check fuzz-short ## Every test: unit and end-to-end against the real parts, with -race.
