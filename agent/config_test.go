@@ -188,6 +188,11 @@ var badConfigs = map[string]string{
 	"relabel_target":          `relabel_target.bad.yaml:4: remote_write[0].write_relabel_configs[0]: relabel configuration for replace action requires 'target_label' value`,
 	"external_label_env":      `external_label_env.bad.yaml:5: external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: KSP_TEST_UNSET_VARIABLE)`,
 	"external_label_reserved": `external_label_reserved.bad.yaml:4: external_labels.__name__: "__name__" is not a valid label name`,
+	// custom_resource_state, inline and in a file (customresources_test.go).
+	"custom_resource_state_path":        `custom_resource_state_path.bad.yaml:13: custom_resource_state.spec.resources[0].metrics[0].each.gauge.path: invalid list lookup: [Ready]`,
+	"custom_resource_state_unknown_key": `custom_resource_state_unknown_key.bad.yaml:7: custom_resource_state.spec.resources[0].metric: unknown key`,
+	"custom_resource_state_type":        `custom_resource_state_type.bad.yaml:10: custom_resource_state.spec.resources[0].metrics[0].each.type: unknown metric type summary`,
+	"custom_resource_state_file":        `custom_resource_state_file.bad.yaml:3: custom_resource_state: custom_resource_state_file.crs.yaml:4: spec.resources[0].groupVersionKind.group: group is required in the defined GVK /v1, Kind=Widget`,
 }
 
 func TestBadConfigs(t *testing.T) {
