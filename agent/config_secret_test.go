@@ -36,6 +36,13 @@ func TestTypeErrorsHideSecrets(t *testing.T) {
 		f + "54: remote_write[14].tls_config.key: cannot unmarshal !!seq into config.plain",
 		f + "58: remote_write[15].proxy_connect_header.Proxy-Authorization: cannot unmarshal !!str `<secret>` into []config.Secret",
 		f + "61: remote_write[16].oauth2: cannot unmarshal !!str `<secret>` into config.plain",
+		f + "65: remote_write[17].sigv4.secret_key: cannot unmarshal !!seq into config.plain",
+		f + "67: remote_write[18].sigv4: cannot unmarshal !!str `<secret>` into queue.SigV4Config",
+		f + "73: remote_write[19].azuread.oauth.client_secret: cannot unmarshal !!map into config.plain",
+		f + "76: remote_write[20].azuread.oauth: cannot unmarshal !!str `<secret>` into azuread.OAuthConfig",
+		f + "80: remote_write[21].azuread.certificate.certificate_password: cannot unmarshal !!seq into config.plain",
+		f + "82: remote_write[22].google_iam: cannot unmarshal !!str `<secret>` into queue.GoogleIAMConfig",
+		f + "85: remote_write[23].google_iam.credentials_file: cannot unmarshal !!map into string",
 	}
 	require.Equal(t, want, strings.Split(err.Error(), "\n"))
 	// yaml.v3 quotes a value's first 7 bytes when it is longer than 10.

@@ -74,10 +74,14 @@ func join(parent, key string) string {
 
 // secretLeaves are keys whose value is a secret (prometheus/common's
 // config.Secret fields, and http_headers' and proxy_connect_header's
-// secrets).
+// secrets; sigv4's secret_key, azuread's oauth.client_secret and
+// certificate.certificate_password), and google_iam's credentials_file: a
+// path, but a mapping typed in its place is likely the service account key
+// pasted whole, whose fields an error must not name.
 var secretLeaves = map[string]bool{
 	"password": true, "credentials": true, "client_secret": true, "client_certificate_key": true,
-	"bearer_token": true, "key": true, "secrets": true,
+	"bearer_token": true, "key": true, "secrets": true, "secret_key": true, "certificate_password": true,
+	"credentials_file": true,
 }
 
 // secretMaps are maps from a name, which is not secret, to a value that may
@@ -88,6 +92,7 @@ var secretMaps = map[string]bool{"headers": true, "proxy_connect_header": true, 
 // to them (a string where the mapping goes) is often the secret itself.
 var secretParents = map[string]bool{
 	"basic_auth": true, "authorization": true, "oauth2": true, "http_headers": true, "tls_config": true,
+	"sigv4": true, "azuread": true, "google_iam": true,
 }
 
 // Secret reports whether key is, or lies inside, a key that holds secrets,
