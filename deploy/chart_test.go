@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -647,4 +648,77 @@ extraArgs: [--log.level=debug]
 			}
 		})
 	}
+}
+
+// haveHelm reports whether helm is built; in CI (CI=true) it must be.
+func haveHelm(t *testing.T) bool {
+	t.Helper()
+	if _, err := testenv.Binary("helm"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("missing helm in CI: %v", err)
+		}
+		t.Logf("helm not built: the README's helm commands are not rendered: %v", err)
+		return false
+	}
+	return true
+}
+
+// checkHelmCommand checks a helm install or upgrade of the README: it
+// installs this chart as the release and namespace of deploy/base (so that
+// the walkthrough's kubectl, port-forward and query steps hold for it too),
+// its values files exist, it sets only keys the chart has, and, with helm
+// at hand, it renders into a configuration the agent loads and a workload
+// of deploy/base's name.
+func checkHelmCommand(t *testing.T, cmd string, base appsv1.Deployment) {
+	t.Helper()
+	var positional, sets, files []string
+	namespace := ""
+	fields := strings.Fields(strings.NewReplacer("'", "", `"`, "").Replace(cmd))
+	require.Contains(t, []string{"install", "upgrade"}, fields[1], cmd)
+	for i := 2; i < len(fields); i++ {
+		switch f := fields[i]; f {
+		case "--namespace", "-n", "--set", "-f", "--values":
+			require.Less(t, i+1, len(fields), "%s: %s takes a value", cmd, f)
+			i++
+			switch f {
+			case "--namespace", "-n":
+				namespace = fields[i]
+			case "--set":
+				sets = append(sets, fields[i])
+			default:
+				files = append(files, fields[i])
+			}
+		case "--create-namespace", "--install", "--wait":
+		default:
+			require.False(t, strings.HasPrefix(f, "-"), "%s: flag %s is not checked here", cmd, f)
+			positional = append(positional, f)
+		}
+	}
+	require.Equal(t, []string{base.Name, "deploy/" + chartDir}, positional, "%s: release and chart", cmd)
+	require.Equal(t, base.Namespace, namespace, cmd)
+
+	var schema struct {
+		Properties map[string]any `json:"properties"`
+	}
+	readManifest(t, filepath.Join(chartDir, "values.schema.json"), &schema, false)
+	args := []string{"--namespace", namespace}
+	for _, s := range sets {
+		key, _, ok := strings.Cut(s, "=")
+		require.True(t, ok, "%s: --set %s", cmd, s)
+		top := regexp.MustCompile(`^[A-Za-z]+`).FindString(key)
+		require.Contains(t, schema.Properties, top, "%s: the chart has no value %s", cmd, key)
+		args = append(args, "--set", s)
+	}
+	for _, f := range files {
+		p := strings.TrimPrefix(f, "deploy/")
+		require.FileExists(t, p, cmd)
+		args = append(args, "-f", p)
+	}
+	if !haveHelm(t) {
+		return
+	}
+	r := renderRelease(t, base.Name, namespace, args...)
+	loadRendered(t, "README "+cmd, r)
+	w := r.workload(t)
+	require.Contains(t, []string{"Deployment", "StatefulSet"}, w.kind)
 }

@@ -164,11 +164,14 @@ func TestReadmeInstallWalkthrough(t *testing.T) {
 				require.Equal(t, baseCfg.ExternalLabels["cluster"], c[1], "the base configuration's cluster label")
 			}
 			seen["query"] = true
+		case strings.HasPrefix(cmd, "helm "):
+			checkHelmCommand(t, cmd, base)
+			seen["helm"] = true
 		default:
 			t.Fatalf("the walkthrough runs %q, which this test does not check", cmd)
 		}
 	}
-	for _, step := range []string{"docker build", "edit", "check-config", "apply", "kubectl", "agent", "query"} {
+	for _, step := range []string{"docker build", "edit", "check-config", "apply", "helm", "kubectl", "agent", "query"} {
 		require.True(t, seen[step], "the walkthrough has a %s step", step)
 	}
 
