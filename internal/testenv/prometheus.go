@@ -28,12 +28,18 @@ type Prometheus struct {
 // flags are added to its command line (e.g.
 // "--enable-feature=type-and-unit-labels").
 func StartPrometheus(ctx context.Context, dir string, flags ...string) (*Prometheus, error) {
+	return StartPrometheusWithConfig(ctx, dir, "global:\n  scrape_interval: 1m\n", flags...)
+}
+
+// StartPrometheusWithConfig is StartPrometheus with a configuration file of
+// the caller's (scrape jobs, for a test of something scraped).
+func StartPrometheusWithConfig(ctx context.Context, dir, config string, flags ...string) (*Prometheus, error) {
 	bin, err := Binary("prometheus")
 	if err != nil {
 		return nil, err
 	}
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1m\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		return nil, fmt.Errorf("writing prometheus config: %w", err)
 	}
 	port, err := FreePort()
