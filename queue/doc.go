@@ -13,6 +13,14 @@
 //	                                                     ├─► 413: split in half, resend each
 //	                                                     └─► drop + count other 4xx
 //
+// The HTTP client is prometheus/common's, built from the endpoint's
+// http_config keys (httpclient.go). For the managed receivers, Prometheus'
+// own round trippers wrap it in Prometheus' order (managed.go): sigv4
+// (github.com/prometheus/sigv4) signs each try as it is sent, azuread and
+// google_iam (Prometheus' storage/remote packages) put a cached access
+// token in its Authorization header. A 403 is dropped like any other 4xx;
+// a failed token request is an error without an answer, retried.
+//
 // Before each send, and when the retries of a batch reach its oldest
 // sample's sample_age_limit, samples past that limit are dropped and
 // counted as too_old (sampleage.go), as Prometheus does.

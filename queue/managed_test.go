@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 )
 
 // authServer is a recording Remote-Write receiver that checks each
@@ -176,4 +177,35 @@ func TestManagedConfig(t *testing.T) {
 	// Two of prometheus/common's own are its error alone.
 	_, err = decodeEntry(t, url+"basic_auth: {username: u}\nauthorization: {credentials: c}\n")
 	require.EqualError(t, err, ": at most one of basic_auth, oauth2 & authorization must be configured")
+}
+
+// The managed receivers' secrets print as "<secret>" in an effective
+// config (prometheus/common's config.Secret), and that loads again.
+func TestManagedSecretsMasked(t *testing.T) {
+	c, err := decodeEntry(t, `url: https://r/api/v1/write
+sigv4: {region: us-east-1, access_key: AKIDEXAMPLE, secret_key: TOPSECRET-sigv4}
+`)
+	require.NoError(t, err)
+	c2, err := decodeEntry(t, `url: https://r/api/v1/write
+azuread:
+  certificate:
+    client_id: 00000000-0000-0000-0000-000000000000
+    tenant_id: t
+    certificate_path: /c.pfx
+    certificate_password: TOPSECRET-pfx
+`)
+	require.NoError(t, err)
+	c3, err := decodeEntry(t, `url: https://r/api/v1/write
+azuread:
+  oauth: {client_id: 00000000-0000-0000-0000-000000000000, tenant_id: t, client_secret: TOPSECRET-oauth}
+`)
+	require.NoError(t, err)
+	for _, cfg := range []Config{c, c2, c3} {
+		out, err := yaml.Marshal(&cfg)
+		require.NoError(t, err)
+		require.NotContains(t, string(out), "TOPSECRET")
+		require.Contains(t, string(out), "<secret>")
+		_, err = decodeEntry(t, string(out))
+		require.NoError(t, err, "%s", out)
+	}
 }
