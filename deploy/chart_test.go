@@ -30,7 +30,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -454,10 +453,7 @@ remoteWrite: [{url: "http://prometheus:9090/api/v1/write"}]
 	})
 
 	t.Run("customResourceState", func(t *testing.T) {
-		r := renderChart(t, "-f", write(t, `
-customResourceState:
-  enabled: true
-  config:
+		doc := `
     kind: CustomResourceStateMetrics
     spec:
       resources:
@@ -467,28 +463,27 @@ customResourceState:
               help: Whether the widget is ready.
               each:
                 type: Gauge
-                gauge: {path: [status, ready]}
-remoteWrite: [{url: "http://prometheus:9090/api/v1/write"}]
-`))
-		var doc map[string]any
-		require.NoError(t, yaml.Unmarshal(r.config, &doc))
-		crs, ok := doc["custom_resource_state"].(map[string]any)
-		require.True(t, ok, "custom_resource_state is the document, inline")
-		require.Equal(t, "CustomResourceStateMetrics", crs["kind"])
-		if !configKnows(t, "custom_resource_state") {
-			t.Skip("the configuration has no custom_resource_state key yet: the rendering is checked, its loading is not")
+                gauge: {path: [status, ready]}`
+		rw := "\nremoteWrite: [{url: \"http://prometheus:9090/api/v1/write\"}]\n"
+		for name, values := range map[string]string{
+			"a map":    "customResourceState:\n  enabled: true\n  config:" + strings.ReplaceAll(doc, "\n    ", "\n      ") + rw,
+			"a string": "customResourceState:\n  enabled: true\n  config: |" + strings.ReplaceAll(doc, "\n    ", "\n      ") + rw,
+		} {
+			t.Run(name, func(t *testing.T) {
+				r := renderChart(t, "-f", write(t, values))
+				var raw map[string]any
+				require.NoError(t, yaml.Unmarshal(r.config, &raw))
+				crs, ok := raw["custom_resource_state"].(map[string]any)
+				require.True(t, ok, "custom_resource_state is the document, inline:\n%s", r.config)
+				require.Equal(t, "CustomResourceStateMetrics", crs["kind"])
+				cfg := loadRendered(t, "values", r)
+				require.NotNil(t, cfg.CustomResourceState)
+				require.Contains(t, rules(t, r, "ClusterRole")["kube-state-push"], rbacv1.PolicyRule{
+					APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list", "watch"},
+				}, "the agent watches the CRDs")
+			})
 		}
-		loadRendered(t, "values", r)
 	})
-}
-
-// configKnows reports whether the agent's configuration has a top-level
-// key: its loader refuses unknown keys.
-func configKnows(t *testing.T, key string) bool {
-	t.Helper()
-	data := key + ": {}\nremote_write: [{url: 'http://x:9090/api/v1/write'}]\n"
-	_, err := agent.Load([]byte(data), "probe")
-	return err == nil || !strings.Contains(err.Error(), key+": unknown key")
 }
 
 // The chart refuses values that cannot work, saying why: more pushing
@@ -509,6 +504,9 @@ func TestChartRefuses(t *testing.T) {
 		{[]string{"rbac.useClusterRole=false"}, "rbac.useClusterRole: false grants Roles in the namespaces listed in namespaces, which is empty"},
 		{[]string{"rbac.useClusterRole=false", "namespaces=a"}, "cannot grant the default collectors"},
 		{[]string{"rbac.useClusterRole=false", "namespaces=a", "collectors={pods,nodes}"}, "cannot cover the cluster-scoped collectors nodes"},
+		{[]string{"rbac.useClusterRole=false", "namespaces=a", "collectors={pods}", "customResourceState.enabled=true", "customResourceState.config.kind=CustomResourceStateMetrics"}, "cannot grant customResourceState the list and watch on CustomResourceDefinitions"},
+		{[]string{"customResourceState.enabled=true"}, "customResourceState.enabled: customResourceState.config is empty"},
+		{[]string{"metricAllowlist={kube_pod_info}", "metricDenylist={kube_node_info}"}, "metricAllowlist and metricDenylist exclude each other"},
 		{[]string{"collectors={pods,podz}"}, `collectors: unknown resource "podz"`},
 		{[]string{"metricLabelsAllowlist={pods}"}, `metricLabelsAllowlist: cannot read "pods"`},
 		{[]string{"kubelet.enabled=true"}, "additional properties 'kubelet' not allowed"},
@@ -614,7 +612,26 @@ priorityClassName: ""
 service: {annotations: {example.com/s: t}}
 extraArgs: [--log.level=debug]
 `), 0o600))
-	shapes := map[string]string{"all": everything}
+	crs := filepath.Join(t.TempDir(), "crs.yaml")
+	require.NoError(t, os.WriteFile(crs, []byte(`
+remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: prometheus}]
+customResourceState:
+  enabled: true
+  config:
+    kind: CustomResourceStateMetrics
+    spec:
+      resources:
+        - groupVersionKind: {group: example.com, version: v1, kind: Widget}
+          metrics:
+            - name: ready
+              help: Whether the widget is ready.
+              each: {type: Gauge, gauge: {path: [status, ready]}}
+rbac: {extraRules: [{apiGroups: [example.com], resources: [widgets], verbs: [list, watch]}]}
+networkPolicy: {enabled: true, ingress: [{from: [{podSelector: {matchLabels: {app: prometheus}}}]}]}
+selfMonitor: {enabled: false}
+securityContext: {enabled: false}
+`), 0o600))
+	shapes := map[string]string{"all": everything, "crs": crs}
 	for _, dir := range chartShapeDirs(t) {
 		shapes[dir] = filepath.Join(chartShapes, dir+"-values.yaml")
 	}
@@ -641,6 +658,10 @@ extraArgs: [--log.level=debug]
 			}
 			require.Equal(t, 1, kinds["Deployment"]+kinds["StatefulSet"], "one workload")
 			require.Equal(t, 1, kinds["ConfigMap"])
+			if name == "crs" {
+				require.Equal(t, 1, kinds["ClusterRole"])
+				require.Equal(t, 1, kinds["NetworkPolicy"])
+			}
 			if name == "all" {
 				require.Equal(t, 1, kinds["NetworkPolicy"])
 				require.Equal(t, 1, kinds["PersistentVolumeClaim"])

@@ -58,6 +58,9 @@ cannot work are refused here, naming the values.
 {{- if and .Values.persistence.enabled (gt $replicas 1) (not .Values.autosharding.enabled) -}}
 {{- fail "persistence.enabled: a Deployment's replicas cannot share one ReadWriteOnce claim: use replicas 1, or autosharding for a claim per shard" -}}
 {{- end -}}
+{{- if and .Values.metricAllowlist .Values.metricDenylist -}}
+{{- fail "metricAllowlist and metricDenylist exclude each other, as in kube-state-metrics" -}}
+{{- end -}}
 {{- $cfg := dict -}}
 {{- with include "kube-state-push.collectors" . | fromYamlArray }}{{ $_ := set $cfg "resources" . }}{{ end -}}
 {{- with include "kube-state-push.list" .Values.namespaces | fromYamlArray }}{{ $_ := set $cfg "namespaces" . }}{{ end -}}

@@ -94,13 +94,17 @@ and rbac.extraRules.
 {{/*
 kube-state-push.roleNamespaces: with rbac.useClusterRole false, the
 namespaces that get a Role, after checking that Roles can grant what is
-watched: namespaces set, and no cluster-scoped collector.
+watched: namespaces set, no cluster-scoped collector, no
+customResourceState (which watches CRDs).
 */}}
 {{- define "kube-state-push.roleNamespaces" -}}
 {{- $table := include "kube-state-push.resources" . | fromYaml -}}
 {{- $namespaces := include "kube-state-push.list" .Values.namespaces | fromYamlArray -}}
 {{- if not $namespaces -}}
 {{- fail "rbac.useClusterRole: false grants Roles in the namespaces listed in namespaces, which is empty" -}}
+{{- end -}}
+{{- if .Values.customResourceState.enabled -}}
+{{- fail "rbac.useClusterRole: false cannot grant customResourceState the list and watch on CustomResourceDefinitions (cluster-scoped) it needs" -}}
 {{- end -}}
 {{- $names := include "kube-state-push.collectors" . | fromYamlArray -}}
 {{- if not $names -}}
