@@ -1,0 +1,165 @@
+package deploy_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/utils/ptr"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// Every shape, and one with every value set, applies to a real API server
+// with server-side apply and strict field validation, so that a field the
+// API does not know, or a value it refuses, fails.
+func TestChartApply(t *testing.T) {
+	helmBinary(t)
+	cp := testenv.SharedControlPlane(t)
+	cs, err := kubernetes.NewForConfig(cp.RESTConfig())
+	require.NoError(t, err)
+	dyn, err := dynamic.NewForConfig(cp.RESTConfig())
+	require.NoError(t, err)
+	disc, err := discovery.NewDiscoveryClientForConfig(cp.RESTConfig())
+	require.NoError(t, err)
+	groups, err := restmapper.GetAPIGroupResources(disc)
+	require.NoError(t, err)
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
+
+	// apply applies an object with server-side apply, strictly.
+	apply := func(obj map[string]any) error {
+		u := &unstructured.Unstructured{Object: obj}
+		gvk := u.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if m.Scope.Name() == "namespace" {
+			if u.GetNamespace() == "" {
+				return fmt.Errorf("%s %s names no namespace", gvk.Kind, u.GetName())
+			}
+			ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+		}
+		_, err = ri.Patch(t.Context(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+			FieldManager: "kube-state-push-chart-test", Force: ptr.To(true), FieldValidation: "Strict",
+		})
+		return err
+	}
+
+	// The check has teeth: a field the API does not know fails.
+	bad := renderChart(t, "-f", filepath.Join(chartShapes, "base-values.yaml")).workload(t)
+	require.NotNil(t, bad.deployment)
+	obj := map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "chart-bad", "namespace": "default"},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "bad"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "bad"}},
+				"spec": map[string]any{"containers": []any{map[string]any{
+					"name": "c", "image": bad.deployment.Spec.Template.Spec.Containers[0].Image, "readOnlyRootFilesystem": true,
+				}}},
+			},
+		},
+	}
+	require.ErrorContains(t, apply(obj), `readOnlyRootFilesystem: field not declared in schema`)
+
+	everything := filepath.Join(t.TempDir(), "values.yaml")
+	require.NoError(t, os.WriteFile(everything, []byte(`
+remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: prometheus}]
+externalLabels: {cluster: c}
+collectors: [pods, configmaps]
+namespaces: [chart-all-a]
+rbac: {useClusterRole: false, extraRules: [{apiGroups: [example.com], resources: [widgets], verbs: [list, watch]}]}
+serviceAccount: {annotations: {example.com/role: agent}}
+persistence: {enabled: true, storageClassName: standard}
+networkPolicy: {enabled: true, egress: [{}]}
+nodeSelector: {kubernetes.io/os: linux}
+tolerations: [{key: dedicated, operator: Equal, value: monitoring, effect: NoSchedule}]
+affinity:
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 1
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector: {matchLabels: {app.kubernetes.io/name: kube-state-push}}
+podAnnotations: {example.com/a: b}
+podLabels: {team: observability}
+priorityClassName: ""
+service: {annotations: {example.com/s: t}}
+extraArgs: [--log.level=debug]
+`), 0o600))
+	crs := filepath.Join(t.TempDir(), "crs.yaml")
+	require.NoError(t, os.WriteFile(crs, []byte(`
+remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: prometheus}]
+customResourceState:
+  enabled: true
+  config:
+    kind: CustomResourceStateMetrics
+    spec:
+      resources:
+        - groupVersionKind: {group: example.com, version: v1, kind: Widget}
+          metrics:
+            - name: ready
+              help: Whether the widget is ready.
+              each: {type: Gauge, gauge: {path: [status, ready]}}
+rbac: {extraRules: [{apiGroups: [example.com], resources: [widgets], verbs: [list, watch]}]}
+networkPolicy: {enabled: true, ingress: [{from: [{podSelector: {matchLabels: {app: prometheus}}}]}]}
+selfMonitor: {enabled: false}
+securityContext: {enabled: false}
+`), 0o600))
+	shapes := map[string]string{"all": everything, "crs": crs}
+	for _, dir := range chartShapeDirs(t) {
+		shapes[dir] = filepath.Join(chartShapes, dir+"-values.yaml")
+	}
+	ctx := t.Context()
+	for name, values := range shapes {
+		t.Run(name, func(t *testing.T) {
+			ns := "chart-" + name
+			for _, n := range []string{ns, "chart-all-a"} {
+				if n == "chart-all-a" && name != "all" {
+					continue
+				}
+				_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{})
+				require.NoError(t, err)
+			}
+			release := "ksp-" + name
+			out, err := runHelm(t, "template", release, chartDir, "--namespace", ns, "-f", values)
+			require.NoError(t, err)
+			objs := splitManifests(t, out)
+			require.NotEmpty(t, objs)
+			kinds := map[string]int{}
+			for _, obj := range objs {
+				require.NoError(t, apply(obj), "server-side apply of %s %v/%v", obj["kind"], nested(obj, "metadata", "namespace"), nested(obj, "metadata", "name"))
+				kinds[obj["kind"].(string)]++
+			}
+			require.Equal(t, 1, kinds["Deployment"]+kinds["StatefulSet"], "one workload")
+			require.Equal(t, 1, kinds["ConfigMap"])
+			if name == "crs" {
+				require.Equal(t, 1, kinds["ClusterRole"])
+				require.Equal(t, 1, kinds["NetworkPolicy"])
+			}
+			if name == "all" {
+				require.Equal(t, 1, kinds["NetworkPolicy"])
+				require.Equal(t, 1, kinds["PersistentVolumeClaim"])
+				require.Equal(t, 1, kinds["Role"])
+			}
+		})
+	}
+}
