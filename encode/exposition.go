@@ -1,8 +1,11 @@
 package encode
 
 import (
+	"bytes"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -22,6 +25,26 @@ type Layout struct {
 	// object's data (label_*, annotation_*, nodeselector_*...): written
 	// after Keys, in name order.
 	Generated bool
+	// byName lists the indexes of Keys in name order (NewLayout), to find
+	// the keys among a series' sorted labels in one pass.
+	byName []int
+}
+
+// NewLayout returns the layout of a family whose labels are keys, in the
+// order they are written.
+func NewLayout(keys []string, generated bool) *Layout {
+	l := &Layout{Keys: keys, Generated: generated}
+	l.byName = keyOrder(make([]int, 0, len(keys)), keys)
+	return l
+}
+
+// keyOrder appends to dst the indexes of keys in name order.
+func keyOrder(dst []int, keys []string) []int {
+	for i := range keys {
+		dst = append(dst, i)
+	}
+	slices.SortStableFunc(dst, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	return dst
 }
 
 // AppendTrailer adds one label to the exposition trailer of the last
@@ -71,6 +94,10 @@ type rawLabel struct {
 // safe for concurrent use.
 type TextWriter struct {
 	labels []rawLabel
+	// values holds, by index in the layout's Keys, the series' value of
+	// each key; order is the layout's byName when it has none.
+	values [][]byte
+	order  []int
 }
 
 // MetricNameOf returns the value of the __name__ label of encoded labels, or
@@ -111,16 +138,31 @@ func (w *TextWriter) AppendSeries(dst []byte, name string, l *Layout, labels, tr
 		}
 	} else {
 		w.labels = decodeRaw(w.labels[:0], labels)
-		for _, k := range l.Keys {
-			var v []byte
-			for i := range w.labels {
-				if lb := &w.labels[i]; !lb.used && string(lb.name) == k {
-					lb.used = true
-					v = lb.value
-					break
-				}
+		order := l.byName
+		if len(order) != len(l.Keys) {
+			w.order = keyOrder(w.order[:0], l.Keys)
+			order = w.order
+		}
+		// Both the labels and the keys in name order: one merge finds
+		// each key's value.
+		w.values = slices.Grow(w.values[:0], len(l.Keys))[:len(l.Keys)]
+		clear(w.values)
+		for i, j := 0, 0; i < len(w.labels) && j < len(order); {
+			lb := &w.labels[i]
+			switch c := bytes.Compare(lb.name, unsafeBytes(l.Keys[order[j]])); {
+			case c < 0:
+				i++
+			case c > 0:
+				j++
+			default:
+				lb.used = true
+				w.values[order[j]] = lb.value
+				i++
+				j++
 			}
-			label(unsafeBytes(k), v)
+		}
+		for k, name := range l.Keys {
+			label(unsafeBytes(name), w.values[k])
 		}
 		if l.Generated {
 			for i := range w.labels {

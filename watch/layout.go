@@ -33,14 +33,14 @@ func layoutFor(name string, ident []string, n int, kv []string, generated bool) 
 	if l := LayoutOf(name); l != nil {
 		return l
 	}
-	l := &encode.Layout{Keys: make([]string, 0, n/2+len(kv)/2), Generated: generated}
+	keys := make([]string, 0, n/2+len(kv)/2)
 	for i := 0; i+1 < n; i += 2 {
-		l.Keys = append(l.Keys, ident[i])
+		keys = append(keys, ident[i])
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
-		l.Keys = append(l.Keys, kv[i])
+		keys = append(keys, kv[i])
 	}
-	v, _ := layouts.LoadOrStore(name, l)
+	v, _ := layouts.LoadOrStore(name, encode.NewLayout(keys, generated))
 	return v.(*encode.Layout)
 }
 
