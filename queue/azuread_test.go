@@ -47,6 +47,9 @@ const (
 	azureTenantID     = "00000000-a12b-3cd4-e56f-000000000000"
 	azureClientSecret = "azure-client-secret"
 	azureToken        = "azure-access-token"
+	// azureFederatedToken is the Kubernetes service account token that
+	// workload identity presents as its client assertion.
+	azureFederatedToken = "kubernetes-service-account-token"
 	// azureScope is Prometheus' ingestion audience for AzurePublic.
 	azureScope = "https://monitor.azure.com//.default"
 )
@@ -84,6 +87,35 @@ func TestAzureADOAuth(t *testing.T) {
 		"POST /" + azureTenantID + "/oauth2/v2.0/token",
 	}, got, "instance and tenant discovery, then one token for both requests")
 	require.Empty(t, aad.problems())
+}
+
+// workload_identity presents the projected service account token of its
+// token_file_path as the client assertion (the federated credential of
+// AKS' workload identity) and sends the token it gets.
+func TestAzureADWorkloadIdentity(t *testing.T) {
+	if os.Getenv(azureChildEnv) == "" {
+		runAzureChild(t, "TestAzureADWorkloadIdentity")
+		return
+	}
+	aad := newAzureADFake(t)
+	tokenFile := filepath.Join(t.TempDir(), "azure-identity-token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(azureFederatedToken), 0o600))
+	srv := newAuthServer(t, bearer(azureToken))
+	e, m := newTestEndpoint(t, srv.URL, func(c *Config) {
+		c.AzureADConfig = &AzureADConfig{WorkloadIdentity: &azuread.WorkloadIdentityConfig{
+			ClientID: azureClientID, TenantID: azureTenantID, TokenFilePath: tokenFile,
+		}}
+		c.QueueConfig.MaxSamplesPerSend = 2
+	})
+	require.Equal(t, 2, e.Append(t.Context(), items(2, 1000)))
+	require.NoError(t, stop(t, e, 10*time.Second))
+	reqs := srv.requests(t)
+	require.Len(t, reqs, 1)
+	require.NoError(t, reqs[0].checkErr)
+	require.Equal(t, 2.0, counter(t, m.samplesSent))
+	require.Contains(t, aad.seen(), "POST /"+azureTenantID+"/oauth2/v2.0/token")
+	require.Empty(t, aad.problems())
+	require.Zero(t, aad.refusedCount())
 }
 
 // A client secret the identity platform refuses gets no token: no request
@@ -247,7 +279,9 @@ func (f *azureADFake) serve(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, `{"error":"invalid_request"}`)
 			return
 		}
-		if form.Get("client_secret") != azureClientSecret {
+		federated := form.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" &&
+			form.Get("client_assertion") == azureFederatedToken
+		if form.Get("client_secret") != azureClientSecret && !federated {
 			f.mu.Lock()
 			f.refused++
 			f.mu.Unlock()

@@ -221,3 +221,27 @@ func TestGoogleTokenServerRefuses(t *testing.T) {
 	require.True(t, errors.Is(err, rsa.ErrVerification), "%v", err)
 	require.ErrorContains(t, verifyJWT(sign(key, "http://elsewhere/token"), &key.PublicKey, "http://t/token"), "aud")
 }
+
+// google_iam without credentials_file takes Google's application default
+// credentials, as Prometheus does: here the key file that
+// GOOGLE_APPLICATION_CREDENTIALS names, the first place they are looked
+// for (before gcloud's file and the GCE metadata server, never reached).
+func TestGoogleIAMDefaultCredentials(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	tokens := newGoogleTokenServer(t, &key.PublicKey, "ya29.default-credentials-token")
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", writeServiceAccount(t, key, tokens.URL+"/token"))
+
+	srv := newAuthServer(t, bearer("ya29.default-credentials-token"))
+	e, m := newTestEndpoint(t, srv.URL, func(c *Config) {
+		c.GoogleIAMConfig = &GoogleIAMConfig{}
+		c.QueueConfig.MaxSamplesPerSend = 2
+	})
+	require.Equal(t, 2, e.Append(t.Context(), items(2, 1000)))
+	require.NoError(t, stop(t, e, 10*time.Second))
+	reqs := srv.requests(t)
+	require.Len(t, reqs, 1)
+	require.NoError(t, reqs[0].checkErr)
+	require.Equal(t, 2.0, counter(t, m.samplesSent))
+	require.Equal(t, int64(1), tokens.issued.Load())
+}
