@@ -29,12 +29,15 @@ type Config struct {
 	// HTTPClientConfig holds authentication (basic_auth, authorization,
 	// oauth2), tls_config and proxy settings, as Prometheus reads them.
 	HTTPClientConfig config.HTTPClientConfig `yaml:",inline"`
-	// SigV4Config, AzureADConfig and GoogleIAMConfig authenticate to the
-	// managed receivers (Amazon, Azure and Google's managed Prometheus)
-	// with Prometheus' own libraries and keys (managed.go); at most one of
-	// them, basic_auth, authorization and oauth2 may be set.
-	SigV4Config     *SigV4Config     `yaml:"sigv4,omitempty"`
-	AzureADConfig   *AzureADConfig   `yaml:"azuread,omitempty"`
+	// SigV4Config signs requests for Amazon Managed Service for Prometheus
+	// (managed.go). The managed receivers' keys use Prometheus' own
+	// libraries; at most one of them, basic_auth, authorization and oauth2
+	// may be set.
+	SigV4Config *SigV4Config `yaml:"sigv4,omitempty"`
+	// AzureADConfig gets Entra ID tokens for Azure Monitor (managed.go).
+	AzureADConfig *AzureADConfig `yaml:"azuread,omitempty"`
+	// GoogleIAMConfig gets Google OAuth 2.0 tokens for Google Cloud
+	// Managed Service for Prometheus (managed.go).
 	GoogleIAMConfig *GoogleIAMConfig `yaml:"google_iam,omitempty"`
 	// QueueConfig tunes sharding, batching and retries.
 	QueueConfig QueueConfig `yaml:"queue_config,omitempty"`
