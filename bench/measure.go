@@ -65,6 +65,9 @@ type sideResult struct {
 	lagMissing int
 	// churnUpdates and churnFailures count pod status writes in the window.
 	churnUpdates, churnFailures int
+	// scrape is what reading the page of state series costs (scrape.go),
+	// measured after the window.
+	scrape scrapeCost
 }
 
 // measureOpts are the measurement's timing.
@@ -89,7 +92,7 @@ func measureSide(ctx context.Context, s side, workDir string, env sideEnv, r *re
 	}
 	r.reset()
 	start := time.Now()
-	procs, err := s.start(dir, env)
+	procs, target, err := s.start(dir, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: starting: %w", s.key, err)
 	}
@@ -150,9 +153,15 @@ func measureSide(ctx context.Context, s side, workDir string, env sideEnv, r *re
 		return missing == 0
 	})
 	stopSampling()
+	o.logf("%s: reading %s %d times", s.title, target.url, scrapes)
+	scrape, err := measureScrape(ctx, target, pids[target.proc], o.ticksPerSecond)
+	if err != nil {
+		return nil, fmt.Errorf("%s: measuring a scrape: %w", s.key, err)
+	}
 
 	res := &sideResult{
-		key: s.key, title: s.title,
+		scrape: scrape,
+		key:    s.key, title: s.title,
 		startup: startupEnd.Sub(start), window: after.at.Sub(before.at),
 		delivered: diffCounters(c1, c0), churnUpdates: updates, churnFailures: failures,
 	}

@@ -158,6 +158,15 @@ func (rep *report) rows() []row {
 		return fmt.Sprintf("%d / %d", len(r.lags), r.lagMissing)
 	}, nil, "", "")
 	add("requests refused by the receiver in the window", func(r *sideResult) string { return count(r.delivered.rejected) }, nil, "", "")
+	add("one scrape of the state series page: CPU (median of 5)", func(r *sideResult) string { return fmt.Sprintf("%.3f s", r.scrape.cpu.Seconds()) },
+		func(r *sideResult) float64 { return r.scrape.cpu.Seconds() }, "", "")
+	add("one scrape: time to read the page", func(r *sideResult) string { return fmt.Sprintf("%.3f s", r.scrape.wall.Seconds()) },
+		func(r *sideResult) float64 { return r.scrape.wall.Seconds() }, "", "")
+	add("one scrape: bytes allocated by the server", func(r *sideResult) string { return mib(uint64(r.scrape.allocated)) },
+		func(r *sideResult) float64 { return r.scrape.allocated }, "", "")
+	add("one scrape: page size (uncompressed) / series lines", func(r *sideResult) string {
+		return mib(uint64(r.scrape.body)) + " / " + count(r.scrape.lines)
+	}, func(r *sideResult) float64 { return float64(r.scrape.body) }, "", "")
 	return out
 }
 

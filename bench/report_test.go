@@ -204,10 +204,11 @@ func TestConfigs(t *testing.T) {
 	require.Equal(t, `kubeconfig: "/tmp/kc"
 snapshot_interval: 30s
 listen_address: "127.0.0.1:8080"
+pull: {listen_address: "127.0.0.1:8082"}
 push_self_metrics: false
 remote_write:
   - url: "http://127.0.0.1:9/api/v1/write"
-`, agentConfig(env, "127.0.0.1:8080"))
+`, agentConfig(env, "127.0.0.1:8080", "127.0.0.1:8082"))
 	prom := prometheusAgentConfig(env, "127.0.0.1:8081")
 	require.Contains(t, prom, "scrape_interval: 30s\n  scrape_timeout: 30s\n")
 	require.Contains(t, prom, "honor_labels: true")

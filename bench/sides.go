@@ -29,8 +29,9 @@ type side struct {
 	// title is its name in the report.
 	title string
 	// start starts its processes, logging into dir, and returns them in the
-	// order the report lists them.
-	start func(dir string, env sideEnv) ([]*testenv.Process, error)
+	// order the report lists them, and the page of state series a scraper
+	// reads.
+	start func(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error)
 }
 
 // sides are the setups, in their default order.
@@ -42,31 +43,37 @@ var sides = []side{
 // agentConfig is kube-state-push's configuration for the benchmark: the
 // default resources (those kube-state-metrics watches by default) and
 // families, no self-metrics push, the default queue.
-func agentConfig(env sideEnv, listen string) string {
+// The pull page is on for the scrape-cost rows; it costs nothing unread.
+func agentConfig(env sideEnv, listen, pull string) string {
 	return fmt.Sprintf(`kubeconfig: %q
 snapshot_interval: %s
 listen_address: %q
+pull: {listen_address: %q}
 push_self_metrics: false
 remote_write:
   - url: %q
-`, env.kubeconfig, env.interval, listen, env.writeURL)
+`, env.kubeconfig, env.interval, listen, pull, env.writeURL)
 }
 
 // startAgent starts kube-state-push.
-func startAgent(dir string, env sideEnv) ([]*testenv.Process, error) {
-	port, err := testenv.FreePort()
-	if err != nil {
-		return nil, err
+func startAgent(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
+	var ports [2]int
+	for i := range ports {
+		var err error
+		if ports[i], err = testenv.FreePort(); err != nil {
+			return nil, scrapeTarget{}, err
+		}
 	}
+	listen, pull := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	cfg := filepath.Join(dir, "kube-state-push.yaml")
-	if err := os.WriteFile(cfg, []byte(agentConfig(env, "127.0.0.1:"+strconv.Itoa(port))), 0o600); err != nil {
-		return nil, fmt.Errorf("writing the agent's config: %w", err)
+	if err := os.WriteFile(cfg, []byte(agentConfig(env, listen, pull)), 0o600); err != nil {
+		return nil, scrapeTarget{}, fmt.Errorf("writing the agent's config: %w", err)
 	}
 	p, err := testenv.Start(dir, "kube-state-push", env.agentBin, "--config.file="+cfg)
 	if err != nil {
-		return nil, err
+		return nil, scrapeTarget{}, err
 	}
-	return []*testenv.Process{p}, nil
+	return []*testenv.Process{p}, scrapeTarget{url: "http://" + pull + "/metrics", telemetry: "http://" + listen + "/metrics"}, nil
 }
 
 // prometheusAgentConfig is Prometheus' configuration in agent mode: scrape
@@ -88,19 +95,19 @@ remote_write:
 
 // startPair starts kube-state-metrics with its default resources and,
 // without waiting for it, Prometheus in agent mode scraping it.
-func startPair(dir string, env sideEnv) ([]*testenv.Process, error) {
+func startPair(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
 	ksmBin, err := testenv.Binary("kube-state-metrics")
 	if err != nil {
-		return nil, err
+		return nil, scrapeTarget{}, err
 	}
 	promBin, err := testenv.Binary("prometheus")
 	if err != nil {
-		return nil, err
+		return nil, scrapeTarget{}, err
 	}
 	var ports [3]int
 	for i := range ports {
 		if ports[i], err = testenv.FreePort(); err != nil {
-			return nil, err
+			return nil, scrapeTarget{}, err
 		}
 	}
 	ksmAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
@@ -110,12 +117,12 @@ func startPair(dir string, env sideEnv) ([]*testenv.Process, error) {
 		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(ports[1]),
 	)
 	if err != nil {
-		return nil, err
+		return nil, scrapeTarget{}, err
 	}
 	cfg := filepath.Join(dir, "prometheus-agent.yml")
 	if err := os.WriteFile(cfg, []byte(prometheusAgentConfig(env, ksmAddr)), 0o600); err != nil {
 		ksm.Kill()
-		return nil, fmt.Errorf("writing the Prometheus agent's config: %w", err)
+		return nil, scrapeTarget{}, fmt.Errorf("writing the Prometheus agent's config: %w", err)
 	}
 	prom, err := testenv.Start(dir, "prometheus-agent", promBin,
 		"--agent",
@@ -126,7 +133,8 @@ func startPair(dir string, env sideEnv) ([]*testenv.Process, error) {
 	)
 	if err != nil {
 		ksm.Kill()
-		return nil, err
+		return nil, scrapeTarget{}, err
 	}
-	return []*testenv.Process{ksm, prom}, nil
+	target := scrapeTarget{url: "http://" + ksmAddr + "/metrics", telemetry: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics"}
+	return []*testenv.Process{ksm, prom}, target, nil
 }
