@@ -293,6 +293,14 @@ func decodeError(name string, root *yaml.Node, err error) error {
 			if key == "" {
 				key = m[2]
 			}
+			// A key typed in a block of secrets (basic_auth: {hunter2: x})
+			// may be the secret itself: name the block, not the key.
+			if i := strings.LastIndexByte(key, '.'); i > 0 {
+				if _, secret := confkey.Secret(key[:i]); secret {
+					errs = append(errs, fmt.Errorf("%s:%d: %s: unknown key (its name is not shown: a key typed among secrets may be one)", name, line, key[:i]))
+					continue
+				}
+			}
 			errs = append(errs, fmt.Errorf("%s:%d: %s: unknown key", name, line, key))
 			continue
 		}

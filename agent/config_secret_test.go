@@ -56,3 +56,23 @@ func TestTypeErrorsQuoteOtherValues(t *testing.T) {
 	require.EqualError(t, err, "c.yaml:1: snapshot_interval: cannot unmarshal !!str `abc` into time.Duration\n"+
 		"c.yaml:4: remote_write[0].queue_config.max_shards: cannot unmarshal !!str `many` into int")
 }
+
+// An unknown key in a block of secrets is reported by its block and line:
+// the key itself may be a secret typed in the wrong place.
+func TestUnknownKeysAmongSecretsAreNotNamed(t *testing.T) {
+	for _, block := range []string{
+		"basic_auth: {username: u, " + secretWrongTypes + ": x}",
+		"authorization: {" + secretWrongTypes + ": x}",
+		"oauth2: {client_id: c, token_url: http://127.0.0.1/t, " + secretWrongTypes + ": x}",
+		"sigv4: {region: eu-west-1, " + secretWrongTypes + ": x}",
+	} {
+		_, err := Load([]byte("remote_write:\n  - url: http://127.0.0.1:9/w\n    "+block+"\n"), "c.yaml")
+		require.Error(t, err, block)
+		require.NotContains(t, err.Error(), secretWrongTypes, block)
+		require.Contains(t, err.Error(), "c.yaml:3: remote_write[0].", block)
+		require.Contains(t, err.Error(), "unknown key (its name is not shown", block)
+	}
+	// Elsewhere the unknown key is named, as a typo is best shown.
+	_, err := Load([]byte("remote_write:\n  - url: http://127.0.0.1:9/w\n    queue_config: {max_shardz: 3}\n"), "c.yaml")
+	require.ErrorContains(t, err, "c.yaml:3: remote_write[0].queue_config.max_shardz: unknown key")
+}
