@@ -204,6 +204,10 @@ func compileEach(m *Metric, key string) (each, watch.MetricType, error) {
 		default:
 			return nil, 0, errorf(key+".valueType", "unknown value type %q (known: duration)", m.Gauge.ValueType)
 		}
+		g.nestedKeys = m.Gauge.LabelsFromKeys
+		if len(g.nestedKeys) > 0 && g.labelFromKey != "" {
+			return nil, 0, errorf(key+".labelsFromKeys", "labelFromKey and labelsFromKeys are mutually exclusive: set only one")
+		}
 		if m.Gauge.Value != nil && len(m.Gauge.ValueFrom) > 0 {
 			return nil, 0, errorf(key+".value", "a constant value and valueFrom are mutually exclusive: set only one")
 		}

@@ -130,6 +130,11 @@ type Gauge struct {
 	// Value (extension) is a constant value for every series: ValueFrom is
 	// then not read, and the series exist whenever Path resolves.
 	Value *float64 `yaml:"value,omitempty"`
+	// LabelsFromKeys (extension, kube-state-metrics #2589) walks nested
+	// maps at Path, one level per name: each level's key becomes the
+	// label of that name, and each value at the last level is a series.
+	// Mutually exclusive with LabelFromKey.
+	LabelsFromKeys []string `yaml:"labelsFromKeys,omitempty"`
 	// ValueType (extension) "duration" parses string values as Go
 	// durations ("2160h", "1m30s") into seconds; "" is kube-state-metrics'
 	// parsing.

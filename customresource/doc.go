@@ -14,5 +14,6 @@
 //
 // Extensions of kube-state-push's own, which a document written for
 // kube-state-metrics never sets (it has no such keys): a resource's
-// labelSelector; a gauge's constant value and valueType: duration.
+// labelSelector (kube-state-metrics #2348); a gauge's constant value (#1762),
+// labelsFromKeys for nested maps (#2589) and valueType: duration (#2625).
 package customresource

@@ -33,9 +33,14 @@ type gauge struct {
 	constant *float64
 	// parse turns a value into a number: toFloat64, or durationSeconds.
 	parse func(any, bool) (float64, error)
+	// nestedKeys (extension) are the labels of the keys of nested maps.
+	nestedKeys []string
 }
 
 func (g *gauge) values(v any) []eachValue {
+	if len(g.nestedKeys) > 0 {
+		return g.nested(v, 0, nil, nil)
+	}
 	var out []eachValue
 	switch it := v.(type) {
 	case map[string]any:
@@ -84,6 +89,31 @@ func (g *gauge) values(v any) []eachValue {
 		}
 		addPathLabels(v, g.fromPath, ev.labels)
 		out = append(out, *ev)
+	}
+	return out
+}
+
+// nested walks the maps under v down to len(nestedKeys) levels, each
+// level's key a label, and renders every value found at the last level as
+// an element (labelsFromPath relative to it).
+func (g *gauge) nested(v any, depth int, keys []string, out []eachValue) []eachValue {
+	if depth == len(g.nestedKeys) {
+		ev, err := g.value(v)
+		if err != nil || ev == nil {
+			return out
+		}
+		for i, k := range keys {
+			ev.labels[g.nestedKeys[i]] = k
+		}
+		addPathLabels(v, g.fromPath, ev.labels)
+		return append(out, *ev)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return out
+	}
+	for k, elem := range m {
+		out = g.nested(elem, depth+1, append(keys[:depth:depth], k), out)
 	}
 	return out
 }
