@@ -3,6 +3,7 @@ package customresource
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -35,7 +36,7 @@ func (r *renderer) generate(u *unstructured.Unstructured, e *watch.Emitter) {
 	addPathLabels(obj, f.fromPath, r.base)
 	vs := f.each.values(f.each.path().get(obj))
 	if len(vs) > 1 {
-		slices.SortFunc(vs, func(a, b eachValue) int { return compareLabels(a.labels, b.labels) })
+		sortValues(vs)
 	}
 	for _, v := range vs {
 		for k, val := range r.base {
@@ -69,4 +70,31 @@ func watchFamilies(fs []*family) []watch.Family[*unstructured.Unstructured] {
 		}
 	}
 	return out
+}
+
+// sortValues sorts the series found as kube-state-metrics does
+// (compareLabels on their own labels), sorting each one's keys once.
+func sortValues(vs []eachValue) {
+	type keyed struct {
+		keys []string
+		ev   eachValue
+	}
+	ks := make([]keyed, len(vs))
+	for i := range vs {
+		ks[i] = keyed{keys: sortedKeys(vs[i].labels), ev: vs[i]}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		for i := range min(len(a.keys), len(b.keys)) {
+			if c := strings.Compare(a.keys[i], b.keys[i]); c != 0 {
+				return c
+			}
+			if c := strings.Compare(a.ev.labels[a.keys[i]], b.ev.labels[b.keys[i]]); c != 0 {
+				return c
+			}
+		}
+		return len(a.keys) - len(b.keys)
+	})
+	for i := range ks {
+		vs[i] = ks[i].ev
+	}
 }

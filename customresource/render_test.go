@@ -17,7 +17,7 @@ import (
 )
 
 // load parses and validates a document given inline.
-func load(t *testing.T, doc string) *Config {
+func load(t testing.TB, doc string) *Config {
 	t.Helper()
 	var c Config
 	require.NoError(t, yaml.Unmarshal([]byte(doc), &c))
@@ -27,7 +27,7 @@ func load(t *testing.T, doc string) *Config {
 
 // object decodes a custom resource written in YAML, as the API server's
 // JSON reaches the dynamic client (integers as int64).
-func object(t *testing.T, y string) *unstructured.Unstructured {
+func object(t testing.TB, y string) *unstructured.Unstructured {
 	t.Helper()
 	j, err := sigyaml.YAMLToJSON([]byte(y))
 	require.NoError(t, err)
