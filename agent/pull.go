@@ -67,15 +67,21 @@ const pullFlush = 64 << 10
 
 // pullScratch is one scrape's reusable state.
 type pullScratch struct {
-	buf     []byte
-	sets    []*encode.SeriesSet
+	buf  []byte
+	sets []*encode.SeriesSet
+	// cursors is, by set, the next series to write, and at its family's
+	// index in the group (len(families) past the last series or for a
+	// family not in the group), so that each series' name is read once.
 	cursors []int
-	seen    map[string]struct{}
-	text    encode.TextWriter
+	at      []int
+	// index maps the group's family names to their index.
+	index map[string]int
+	seen  map[string]struct{}
+	text  encode.TextWriter
 }
 
 var pullScratchPool = sync.Pool{New: func() any {
-	return &pullScratch{seen: map[string]struct{}{}}
+	return &pullScratch{seen: map[string]struct{}{}, index: map[string]int{}}
 }}
 
 // gzipPool holds the scrapes' gzip writers. BestSpeed: a scrape is mostly
@@ -123,7 +129,7 @@ func (h *pullHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := pullScratchPool.Get().(*pullScratch)
 	defer func() {
 		clear(s.sets)
-		s.buf, s.sets, s.cursors = s.buf[:0], s.sets[:0], s.cursors[:0]
+		s.buf, s.sets, s.cursors, s.at = s.buf[:0], s.sets[:0], s.cursors[:0], s.at[:0]
 		clear(s.seen)
 		pullScratchPool.Put(s)
 	}()
@@ -161,9 +167,17 @@ func (s *pullScratch) writeGroup(out io.Writer, g pullGroup, external []encode.L
 	if len(s.sets) == 0 {
 		return n, nil
 	}
+	clear(s.index)
+	for i, f := range g.families {
+		s.index[f.Name] = i
+	}
 	s.cursors = slices.Grow(s.cursors[:0], len(s.sets))[:len(s.sets)]
-	clear(s.cursors)
-	for _, f := range g.families {
+	s.at = slices.Grow(s.at[:0], len(s.sets))[:len(s.sets)]
+	for j, set := range s.sets {
+		s.cursors[j] = 0
+		s.at[j] = s.familyAt(set, 0, len(g.families))
+	}
+	for fi, f := range g.families {
 		if _, dup := s.seen[f.Name]; !dup {
 			s.seen[f.Name] = struct{}{}
 			s.buf = appendHeader(s.buf, f, openMetrics)
@@ -175,14 +189,15 @@ func (s *pullScratch) writeGroup(out io.Writer, g pullGroup, external []encode.L
 			layout = encode.NewLayout(nil, true)
 		}
 		for j, set := range s.sets {
+			if s.at[j] != fi {
+				continue
+			}
 			c := s.cursors[j]
-			for ; c < set.Len(); c++ {
-				ls := set.Labels(c)
-				if string(encode.MetricNameOf(ls)) != f.Name {
-					break
-				}
-				s.buf = s.text.AppendSeries(s.buf, f.Name, layout, ls, set.Trailer(c), external, set.Refs[c].Value)
+			for s.at[j] == fi {
+				s.buf = s.text.AppendSeries(s.buf, f.Name, layout, set.Labels(c), set.Trailer(c), external, set.Refs[c].Value)
 				n++
+				c++
+				s.at[j] = s.familyAt(set, c, len(g.families))
 			}
 			s.cursors[j] = c
 			if len(s.buf) >= pullFlush {
@@ -194,6 +209,20 @@ func (s *pullScratch) writeGroup(out io.Writer, g pullGroup, external []encode.L
 		}
 	}
 	return n, nil
+}
+
+// familyAt is the group's index of the family of set's series c, or none
+// past the last series. A family the group does not list (possible only
+// while a reload swaps renderers) is none too: the set's remaining series
+// are left out of this scrape rather than written under another header.
+func (s *pullScratch) familyAt(set *encode.SeriesSet, c, none int) int {
+	if c >= set.Len() {
+		return none
+	}
+	if i, ok := s.index[string(encode.MetricNameOf(set.Labels(c)))]; ok {
+		return i
+	}
+	return none
 }
 
 // appendHeader appends a family's HELP and TYPE lines as kube-state-metrics

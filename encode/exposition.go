@@ -103,15 +103,16 @@ type TextWriter struct {
 // MetricNameOf returns the value of the __name__ label of encoded labels, or
 // nil. It does not allocate.
 func MetricNameOf(labels []byte) []byte {
-	var name []byte
-	walkLabels(labels, func(n, v []byte) bool {
-		if string(n) == MetricName {
-			name = v
-			return false
+	for b := labels; ; {
+		name, value, rest, ok := nextLabel(b)
+		if !ok {
+			return nil
 		}
-		return true
-	})
-	return name
+		if string(name) == MetricName {
+			return value
+		}
+		b = rest
+	}
 }
 
 // AppendSeries appends one line: the metric name, the labels, and the
@@ -192,50 +193,56 @@ func isSkipped(skip []Label, lb *rawLabel) bool {
 
 // decodeRaw appends the labels of b to out.
 func decodeRaw(out []rawLabel, b []byte) []rawLabel {
-	walkLabels(b, func(n, v []byte) bool {
-		out = append(out, rawLabel{name: n, value: v})
-		return true
-	})
-	return out
+	for {
+		name, value, rest, ok := nextLabel(b)
+		if !ok {
+			return out
+		}
+		out = append(out, rawLabel{name: name, value: value})
+		b = rest
+	}
 }
 
-// walkLabels calls f with each label of encoded labels (as LabelsBuilder
-// and AppendTrailer write them) until f returns false. Malformed bytes end
-// the walk: they never come from this package's writers.
-func walkLabels(b []byte, f func(name, value []byte) bool) {
-	for len(b) > 1 && b[0] == tagTimeSeriesLabels {
-		n, k := readVarint(b[1:])
-		if k == 0 || uint64(len(b)-1-k) < n {
-			return
+// nextLabel splits the first label off encoded labels (as LabelsBuilder
+// and AppendTrailer write them). ok is false at the end, and for malformed
+// bytes, which never come from this package's writers.
+func nextLabel(b []byte) (name, value, rest []byte, ok bool) {
+	if len(b) < 2 || b[0] != tagTimeSeriesLabels {
+		return nil, nil, nil, false
+	}
+	n, k := readVarint(b[1:])
+	if k == 0 || uint64(len(b)-1-k) < n {
+		return nil, nil, nil, false
+	}
+	label := b[1+k : 1+k+int(n)]
+	rest = b[1+k+int(n):]
+	for len(label) > 1 {
+		tag := label[0]
+		fn, fk := readVarint(label[1:])
+		if fk == 0 || uint64(len(label)-1-fk) < fn {
+			return nil, nil, nil, false
 		}
-		label := b[1+k : 1+k+int(n)]
-		b = b[1+k+int(n):]
-		var name, value []byte
-		for len(label) > 1 {
-			tag := label[0]
-			fn, fk := readVarint(label[1:])
-			if fk == 0 || uint64(len(label)-1-fk) < fn {
-				return
-			}
-			field := label[1+fk : 1+fk+int(fn)]
-			label = label[1+fk+int(fn):]
-			switch tag {
-			case tagLabelName:
-				name = field
-			case tagLabelValue:
-				value = field
-			}
-		}
-		if !f(name, value) {
-			return
+		field := label[1+fk : 1+fk+int(fn)]
+		label = label[1+fk+int(fn):]
+		switch tag {
+		case tagLabelName:
+			name = field
+		case tagLabelValue:
+			value = field
 		}
 	}
+	return name, value, rest, true
 }
 
 // appendEscaped appends a label value escaped as the text format wants:
 // backslash, newline and double quote.
 func appendEscaped(dst, v []byte) []byte {
-	for _, c := range v {
+	i := 0
+	for i < len(v) && v[i] != '\\' && v[i] != '\n' && v[i] != '"' {
+		i++
+	}
+	dst = append(dst, v[:i]...)
+	for _, c := range v[i:] {
 		switch c {
 		case '\\':
 			dst = append(dst, '\\', '\\')
