@@ -18,6 +18,7 @@ import (
 
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
+	"github.com/kube-state-push/kube-state-push/kubelet"
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -49,6 +50,10 @@ type Config struct {
 	CustomResourceState *customresource.Config `yaml:"custom_resource_state,omitempty"`
 	// Pull also serves the state series for scraping (pull.go).
 	Pull PullConfig `yaml:"pull,omitempty"`
+	// Kubelet also reads every owned node's kubelet (/metrics/cadvisor by
+	// default) and pushes its series with the state series
+	// (kubelet.Config, kubelet.go); nil: off.
+	Kubelet *kubelet.Config `yaml:"kubelet,omitempty"`
 }
 
 // DefaultConfig holds every default of the top level.
@@ -131,6 +136,9 @@ func (c *Config) Validate() error {
 		if err := c.CustomResourceState.Validate(); err != nil {
 			errs = append(errs, confkey.Under("custom_resource_state", err))
 		}
+	}
+	if c.Kubelet != nil {
+		errs = append(errs, c.validateKubelet())
 	}
 	if err := c.LeaderElection.Validate(); err != nil {
 		errs = append(errs, confkey.Under("leader_election", err))

@@ -1,0 +1,111 @@
+package kubelet_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/kubelet"
+)
+
+// badConfigs pairs each testdata/<name>.bad.yaml with the error it must
+// give, loaded as a whole agent configuration: "<file>:<line>: <key>: <message>".
+var badConfigs = map[string]string{
+	"mode":                  `mode.bad.yaml:4: kubelet.mode: must be "direct" or "apiserver", not "proxy"`,
+	"path":                  `path.bad.yaml:6: kubelet.paths[1].path: must be one of /metrics/cadvisor, /metrics/resource, /metrics, not "/metrics/probes"`,
+	"both_lists":            `both_lists.bad.yaml:7: kubelet.paths[0].metric_denylist: metric_allowlist and metric_denylist are mutually exclusive: set only one`,
+	"bad_regex":             `bad_regex.bad.yaml:8: kubelet.paths[0].metric_denylist[1]: invalid regular expression "container_(cpu": error parsing regexp: missing closing ): ` + "`container_(cpu`",
+	"unknown_key":           `unknown_key.bad.yaml:5: kubelet.intervall: unknown key`,
+	"timeout":               `timeout.bad.yaml:5: kubelet.timeout: 20s is longer than interval 15s: reads would overlap`,
+	"no_nodes":              `no_nodes.bad.yaml:4: kubelet: needs the nodes resource in resources: the nodes to read come from its watch`,
+	"target_label_reserved": `target_label_reserved.bad.yaml:5: kubelet.target_labels.node: "node" is set by the agent itself`,
+	"duplicate_path":        `duplicate_path.bad.yaml:7: kubelet.paths[2].path: "/metrics/cadvisor" is also paths[0]`,
+	"keep_empty":            `keep_empty.bad.yaml:6: kubelet.paths[0].keep_empty_container: applies only to /metrics/cadvisor`,
+	"concurrency":           `concurrency.bad.yaml:4: kubelet.concurrency: must be at least 1, not 0`,
+}
+
+func TestBadConfigs(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.bad.yaml"))
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".bad.yaml"))
+	}
+	want := make([]string, 0, len(badConfigs))
+	for k := range badConfigs {
+		want = append(want, k)
+	}
+	require.ElementsMatch(t, want, names, "every bad config has its expected error")
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := agent.LoadFile(filepath.Join("testdata", name+".bad.yaml"))
+			require.Nil(t, cfg)
+			require.Error(t, err)
+			require.Equal(t, "testdata/"+badConfigs[name], err.Error())
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	data := []byte("remote_write:\n  - url: http://receiver.example/api/v1/write\nsnapshot_interval: 20s\nkubelet: {}\n")
+	cfg, err := agent.Load(data, "inline.yaml")
+	require.NoError(t, err)
+	k := cfg.Kubelet
+	require.NotNil(t, k)
+	require.Equal(t, kubelet.ModeDirect, k.Mode)
+	require.Equal(t, 20*time.Second, k.Interval, "interval defaults to snapshot_interval")
+	require.Equal(t, 10*time.Second, k.Timeout)
+	require.Equal(t, 10, k.Concurrency)
+	require.Equal(t, "https", k.Scheme)
+	require.Equal(t, "kubelet", k.Job)
+	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/token", k.BearerTokenFile)
+	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", k.TLSConfig.CAFile)
+	require.Equal(t, []kubelet.PathConfig{{Path: kubelet.PathCadvisor}}, stripped(k.Paths))
+	require.Equal(t, map[string]string{"endpoint": "https-metrics", "namespace": "kube-system", "service": "kube-prometheus-stack-kubelet"}, k.TargetLabels)
+
+	// Off unless the section is there.
+	cfg, err = agent.Load([]byte("remote_write:\n  - url: http://receiver.example/api/v1/write\n"), "inline.yaml")
+	require.NoError(t, err)
+	require.Nil(t, cfg.Kubelet)
+}
+
+func TestConfigGoodLoadsBack(t *testing.T) {
+	cfg, err := agent.LoadFile(filepath.Join("testdata", "good.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, kubelet.ModeAPIServer, cfg.Kubelet.Mode)
+	require.Equal(t, 20*time.Second, cfg.Kubelet.Interval)
+	paths := stripped(cfg.Kubelet.Paths)
+	require.Equal(t, []string{"/metrics/cadvisor", "/metrics/resource", "/metrics"}, pathNames(paths))
+	out, err := cfg.Effective()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "effective.yaml")
+	require.NoError(t, os.WriteFile(f, out, 0o600))
+	again, err := agent.LoadFile(f)
+	require.NoError(t, err, "effective config:\n%s", out)
+	require.Equal(t, paths, stripped(again.Kubelet.Paths))
+	require.Equal(t, cfg.Kubelet.Interval, again.Kubelet.Interval)
+}
+
+// stripped returns the paths without their compiled lists, for comparison.
+func stripped(ps []kubelet.PathConfig) []kubelet.PathConfig {
+	out := make([]kubelet.PathConfig, len(ps))
+	for i, p := range ps {
+		out[i] = kubelet.PathConfig{Path: p.Path, MetricAllowlist: p.MetricAllowlist, MetricDenylist: p.MetricDenylist, KeepEmptyContainer: p.KeepEmptyContainer}
+	}
+	return out
+}
+
+func pathNames(ps []kubelet.PathConfig) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Path)
+	}
+	return slices.Clip(out)
+}
