@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
@@ -98,6 +100,20 @@ remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: p}]
 		require.Equal(t, watch.DefaultResources, cfg.Watch.Resources, "no collectors: kube-state-metrics' defaults")
 	})
 
+	t.Run("pull", func(t *testing.T) {
+		values := write(t, `
+pull: {enabled: true, port: 9100}
+remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: p}]
+`)
+		r := renderChart(t, "-f", values)
+		cfg := loadRendered(t, "values", r)
+		require.Equal(t, ":9100", cfg.Pull.ListenAddress)
+		svc := objectsOf[corev1.Service](t, r, "Service")["kube-state-push"]
+		require.NotNil(t, svc)
+		require.Contains(t, svc.Spec.Ports, corev1.ServicePort{Name: "http-state", Port: 9100, TargetPort: intstr.FromString("http-state")})
+		off := loadRendered(t, "values", renderChart(t, "-f", write(t, `remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: p}]`)))
+		require.Empty(t, off.Pull.ListenAddress, "off by default")
+	})
 	t.Run("Roles in the namespaces", func(t *testing.T) {
 		r := renderChart(t, "-f", write(t, `
 rbac: {useClusterRole: false}

@@ -72,6 +72,9 @@ cannot work are refused here, naming the values.
 {{- if .Values.autosharding.enabled }}{{ $_ := set $cfg "auto_sharding" true }}{{ end -}}
 {{- with .Values.externalLabels }}{{ $_ := set $cfg "external_labels" . }}{{ end -}}
 {{- $_ := set $cfg "listen_address" (printf ":%d" (int .Values.service.port)) -}}
+{{- if .Values.pull.enabled -}}
+{{- $_ := set $cfg "pull" (dict "listen_address" (printf ":%d" (int .Values.pull.port))) -}}
+{{- end -}}
 {{- $_ := set $cfg "push_self_metrics" (.Values.selfMonitor.enabled | default false) -}}
 {{- if .Values.leaderElection.enabled -}}
 {{- $le := .Values.leaderElection -}}
