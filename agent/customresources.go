@@ -57,6 +57,8 @@ func newCustomResources(reg prometheus.Registerer) *customResources {
 func (a *Agent) customResources(cfg *Config) []*watch.Resource {
 	crs := cfg.CustomResourceState
 	if crs == nil {
+		// A reload took custom_resource_state out: nothing is missing.
+		a.custom.missing.Reset()
 		return nil
 	}
 	c := a.custom
