@@ -100,6 +100,7 @@ snapshot_interval: 1s
 listen_address: ""
 push_self_metrics: false
 resources: [namespaces]
+pull: {listen_address: "127.0.0.1:0"}
 custom_resource_state: %s
 remote_write:
   - url: %s
@@ -174,4 +175,21 @@ remote_write:
 	require.Equal(t, "stateset", types["kube_customresource_phase"])
 	require.Equal(t, "info", types["kube_customresource_info"])
 	require.Equal(t, "gauge", types["crs_gadget_sub_ready"])
+
+	// The agent's pull page holds kube-state-metrics' lines exactly, label
+	// order and HELP and TYPE included, in both formats.
+	pullURL := "http://" + o.agent.PullAddr().String()
+	for _, accept := range []string{"", openMetricsAccept} {
+		h := map[string]string{}
+		if accept != "" {
+			h["Accept"] = accept
+		}
+		ksmPage, err := testenv.ScrapeWith(ctx, ksm.URL+"/metrics", h)
+		require.NoError(t, err)
+		ours, err := testenv.ScrapeWith(ctx, pullURL+"/metrics?exclude_resources=namespaces", h)
+		require.NoError(t, err)
+		diff := exposedLineDiff(ksmPage.Body, ours.Body)
+		require.Empty(t, diff, "pull page (Accept %q) differs from kube-state-metrics' /metrics", accept)
+		t.Logf("pull page (Accept %q): %d lines, the same as kube-state-metrics'", accept, strings.Count(ours.Body, "\n"))
+	}
 }
