@@ -30,7 +30,7 @@ const crsDocument = `kind: CustomResourceStateMetrics
 spec:
   resources:
     - groupVersionKind: {group: crs.example.com, version: v1, kind: Widget}
-      commonLabels: {team: platform}
+      commonLabels: {team: platform, tier: ""}
       labelsFromPath:
         name: [metadata, name]
         namespace: [metadata, namespace]
