@@ -37,6 +37,9 @@ type customResources struct {
 	reported map[customresource.GroupVersionKind]bool
 	// missing is 1 for a configured kind no CRD serves, 0 once one does.
 	missing *prometheus.GaugeVec
+	// valueErrors counts, by resource, the values that did not render
+	// (kube-state-metrics logs each one).
+	valueErrors *prometheus.CounterVec
 }
 
 func newCustomResources(reg prometheus.Registerer) *customResources {
@@ -46,8 +49,12 @@ func newCustomResources(reg prometheus.Registerer) *customResources {
 			Namespace: namespace, Name: "custom_resource_missing",
 			Help: "1 for a kind of custom_resource_state that no established CRD serves (not watched until one does), 0 once one does.",
 		}, []string{"group", "version", "kind"}),
+		valueErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "custom_resource_value_errors_total",
+			Help: "Values of custom resources that did not render, by resource: not a number, a state that is not a string, a path that resolves to nothing without nilIsZero (kube-state-metrics logs each).",
+		}, []string{"resource"}),
 	}
-	reg.MustRegister(c.missing)
+	reg.MustRegister(c.missing, c.valueErrors)
 	return c
 }
 
@@ -80,6 +87,7 @@ func (a *Agent) customResources(cfg *Config) []*watch.Resource {
 	if !c.disc.Synced() {
 		return nil
 	}
+	crs.CountErrors(func(resource string, n int) { c.valueErrors.WithLabelValues(resource).Add(float64(n)) })
 	rs, missing := crs.Resolve(c.disc.Served())
 	c.report(crs, missing, a.log)
 	return rs

@@ -51,6 +51,9 @@ type family struct {
 type each interface {
 	path() path
 	values(v any) []eachValue
+	// takeErrors returns how many values did not render since the last
+	// call.
+	takeErrors() int
 }
 
 // eachValue is one series before the family's labels are added.

@@ -174,6 +174,8 @@ type Config struct {
 	dir string
 	// compiled is set by Validate.
 	compiled []*compiledResource
+	// countErrors receives the values that did not render (CountErrors).
+	countErrors func(resource string, n int)
 }
 
 // UnmarshalYAML takes a string (the path of a file) or a mapping (the

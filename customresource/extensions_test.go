@@ -96,3 +96,26 @@ spec:
 }
 
 func yamlUnmarshal(s string, c *Config) error { return yaml.Unmarshal([]byte(s), c) }
+
+// Values that do not render are counted, where kube-state-metrics logs
+// them: a path that resolves to nothing (without nilIsZero), a value that
+// is not a number, a state that is not a string.
+func TestCountErrors(t *testing.T) {
+	c := load(t, `
+spec:
+  resources:
+    - groupVersionKind: {group: myteam.io, version: v1, kind: Foo}
+      metrics:
+        - {name: a, help: h, each: {type: Gauge, gauge: {path: [status, nope]}}}
+        - {name: b, help: h, each: {type: Gauge, gauge: {path: [status, phase]}}}
+        - {name: c, help: h, each: {type: StateSet, stateSet: {path: [spec, replicas], labelName: s, list: [x]}}}
+        - {name: d, help: h, each: {type: Gauge, gauge: {path: [spec, replicas]}}}
+`)
+	counts := map[string]int{}
+	c.CountErrors(func(resource string, n int) { counts[resource] += n })
+	rs, _ := c.Resolve([]Served{fooServed})
+	_, set, err := rs[0].NewRenderer(watch.RenderOptions{}).Render(object(t, fooObject))
+	require.NoError(t, err)
+	require.Equal(t, 1, set.Len(), "only d renders")
+	require.Equal(t, map[string]int{"myteam.io/v1/foos": 3}, counts)
+}

@@ -14,6 +14,8 @@ import (
 // so each watch.Renderer gets its own (watchFamilies).
 type renderer struct {
 	f *family
+	// onErrors, if set, counts the values that did not render.
+	onErrors func(n int)
 	// base, keys and values are reused between objects.
 	base         map[string]string
 	keys, values []string
@@ -35,6 +37,9 @@ func (r *renderer) generate(u *unstructured.Unstructured, e *watch.Emitter) {
 	maps.Copy(r.base, f.common)
 	addPathLabels(obj, f.fromPath, r.base)
 	vs := f.each.values(f.each.path().get(obj))
+	if n := f.each.takeErrors(); n > 0 && r.onErrors != nil {
+		r.onErrors(n)
+	}
 	if len(vs) > 1 {
 		sortValues(vs)
 	}
@@ -60,10 +65,10 @@ func (r *renderer) generate(u *unstructured.Unstructured, e *watch.Emitter) {
 
 // watchFamilies returns the families as the watch package renders them,
 // each with scratch space of its own.
-func watchFamilies(fs []*family) []watch.Family[*unstructured.Unstructured] {
+func watchFamilies(fs []*family, onErrors func(int)) []watch.Family[*unstructured.Unstructured] {
 	out := make([]watch.Family[*unstructured.Unstructured], len(fs))
 	for i, f := range fs {
-		r := &renderer{f: f}
+		r := &renderer{f: f, onErrors: onErrors}
 		out[i] = watch.Family[*unstructured.Unstructured]{
 			Name: f.name, Help: f.help, Type: f.typ,
 			Generate: r.generate,

@@ -24,7 +24,7 @@ func (c *Config) Resolve(served []Served) (rs []*watch.Resource, missing []Group
 				continue
 			}
 			found = true
-			r := cr.resource(s)
+			r := cr.resource(s, c.countErrors)
 			if i, ok := at[r.Name]; ok {
 				rs[i] = r
 				continue
@@ -39,6 +39,13 @@ func (c *Config) Resolve(served []Served) (rs []*watch.Resource, missing []Group
 	return rs, missing
 }
 
+// CountErrors makes the resources Resolve returns from now on call count
+// with the number of values of an object that did not render
+// (kube-state-metrics logs each: a value that is not a number, a state
+// that is not a string, a path that resolves to nothing without
+// nilIsZero). count is called from the reflectors' goroutines.
+func (c *Config) CountErrors(count func(resource string, n int)) { c.countErrors = count }
+
 // matches reports whether a configured kind selects a served one.
 func matches(want, got GroupVersionKind) bool {
 	wild := func(s string) bool { return s == "" || s == "*" }
@@ -52,7 +59,7 @@ func matches(want, got GroupVersionKind) bool {
 func ResourceName(s Served) string { return s.GVK.Group + "/" + s.GVK.Version + "/" + s.Plural }
 
 // resource returns the watched resource of one served kind.
-func (c *compiledResource) resource(s Served) *watch.Resource {
+func (c *compiledResource) resource(s Served, count func(resource string, n int)) *watch.Resource {
 	// The definition: the resource's configuration and what it resolved
 	// to, so that a reload that changes either rebuilds the watch.
 	def, err := yaml.Marshal(struct {
@@ -70,7 +77,12 @@ func (c *compiledResource) resource(s Served) *watch.Resource {
 		LabelSelector: c.res.LabelSelector,
 		Definition:    string(def),
 		Families: func() []watch.Family[*unstructured.Unstructured] {
-			return watchFamilies(c.forGVK(s.GVK))
+			var onErrors func(int)
+			if count != nil {
+				name := ResourceName(s)
+				onErrors = func(n int) { count(name, n) }
+			}
+			return watchFamilies(c.forGVK(s.GVK), onErrors)
 		},
 	})
 }

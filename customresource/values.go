@@ -19,9 +19,21 @@ var errNilPath = errors.New("got nil while resolving path")
 type common struct {
 	at       path
 	fromPath map[string]path
+	// errs counts the values kube-state-metrics would log as errors (not
+	// a number, not a string for a state set, a path that resolves to
+	// nothing without nilIsZero) since takeErrors; renderers do not share
+	// a compiled family, so it needs no lock.
+	errs int
 }
 
 func (c *common) path() path { return c.at }
+
+// takeErrors returns errs and resets it.
+func (c *common) takeErrors() int {
+	n := c.errs
+	c.errs = 0
+	return n
+}
 
 // gauge renders numbers.
 type gauge struct {
@@ -55,6 +67,7 @@ func (g *gauge) values(v any) []eachValue {
 			if single != "" && key == single {
 				f, err := g.parse(elem, g.nilIsZero)
 				if err != nil {
+					g.errs++
 					continue
 				}
 				ev = &eachValue{labels: map[string]string{}, value: f}
@@ -76,6 +89,9 @@ func (g *gauge) values(v any) []eachValue {
 	case []any:
 		for _, elem := range it {
 			ev, err := g.value(elem)
+			if err != nil {
+				g.errs++
+			}
 			if err != nil || ev == nil {
 				continue
 			}
@@ -84,6 +100,9 @@ func (g *gauge) values(v any) []eachValue {
 		}
 	default:
 		ev, err := g.value(v)
+		if err != nil {
+			g.errs++
+		}
 		if err != nil || ev == nil {
 			break
 		}
@@ -99,6 +118,9 @@ func (g *gauge) values(v any) []eachValue {
 func (g *gauge) nested(v any, depth int, keys []string, out []eachValue) []eachValue {
 	if depth == len(g.nestedKeys) {
 		ev, err := g.value(v)
+		if err != nil {
+			g.errs++
+		}
 		if err != nil || ev == nil {
 			return out
 		}
@@ -216,7 +238,8 @@ func (s *stateSet) one(v any) []eachValue {
 	}
 	state, ok := got.(string)
 	if !ok {
-		return nil // kube-state-metrics: "expected value for path to be string"
+		s.errs++ // kube-state-metrics: "expected value for path to be string"
+		return nil
 	}
 	out := make([]eachValue, 0, len(s.list))
 	for _, entry := range s.list {
