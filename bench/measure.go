@@ -250,7 +250,8 @@ func describeTimestamps(tss []timestamp) string {
 func diffCounters(b, a counters) counters {
 	return counters{
 		requests: b.requests - a.requests, samples: b.samples - a.samples, stale: b.stale - a.stale,
-		wireBytes: b.wireBytes - a.wireBytes, rawBytes: b.rawBytes - a.rawBytes, rejected: b.rejected - a.rejected,
+		wireBytes: b.wireBytes - a.wireBytes, rawBytes: b.rawBytes - a.rawBytes, targetBytes: b.targetBytes - a.targetBytes,
+		rejected: b.rejected - a.rejected,
 	}
 }
 

@@ -60,6 +60,10 @@ type counters struct {
 	wireBytes int64
 	// rawBytes is the sum of the decoded protobuf sizes.
 	rawBytes int64
+	// targetBytes is the part of rawBytes that the job and instance labels
+	// take (each label field whole: tag, length and message), which a
+	// scraper adds and a pusher does not.
+	targetBytes int64
 	// rejected counts requests that could not be decoded or forwarded.
 	rejected int64
 }
@@ -215,6 +219,12 @@ func (r *receiver) count(wr *prompb.WriteRequest, wire, raw int, at time.Time) {
 	r.total.rawBytes += int64(raw)
 	for i := range wr.Timeseries {
 		ts := &wr.Timeseries[i]
+		for _, l := range ts.Labels {
+			if l.Name == "job" || l.Name == "instance" {
+				n := l.Size()
+				r.total.targetBytes += int64(1 + protoVarintLen(uint64(n)) + n)
+			}
+		}
 		for _, s := range ts.Samples {
 			r.total.samples++
 			if value.IsStaleNaN(s.Value) {
@@ -325,4 +335,14 @@ func firstFull(tss []timestamp) (timestamp, bool) {
 		}
 	}
 	return timestamp{}, false
+}
+
+// protoVarintLen is the length of v as a protobuf varint.
+func protoVarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }

@@ -63,7 +63,7 @@ func TestReceiverCounts(t *testing.T) {
 	clock = clock.Add(3 * time.Second)
 	b2 := encode(t,
 		series(markerFamily, 1001, 5000, "container", markerContainer, "namespace", "ns", "pod", "web-1"),
-		series("kube_node_info", 1, 6000, "node", "n"),
+		series("kube_node_info", 1, 6000, "instance", "127.0.0.1:8080", "job", "kube-state-metrics", "node", "n"),
 	)
 	require.Equal(t, http.StatusNoContent, post(t, r, b2))
 
@@ -81,6 +81,9 @@ func TestReceiverCounts(t *testing.T) {
 	raw2, err := snappy.DecodedLen(b2)
 	require.NoError(t, err)
 	require.Equal(t, int64(raw1+raw2), c.rawBytes)
+	// Each label field: tag, length, then name and value with their own
+	// tags and lengths.
+	require.Equal(t, int64((2+2+len("instance")+2+len("127.0.0.1:8080"))+(2+2+len("job")+2+len("kube-state-metrics"))), c.targetBytes)
 	require.Equal(t, int64(2), c.rejected)
 
 	tss := r.timestamps()

@@ -141,6 +141,13 @@ func (rep *report) rows() []row {
 	add("bytes on the wire in the window (snappy bodies)", func(r *sideResult) string { return mib(uint64(r.delivered.wireBytes)) },
 		func(r *sideResult) float64 { return float64(r.delivered.wireBytes) }, "", "")
 	add("bytes on the wire per sample", func(r *sideResult) string { return fmt.Sprintf("%.2f", perSample(r)) }, perSample, "", "")
+	add("job and instance labels: share of the requests' bytes before snappy", func(r *sideResult) string {
+		if r.delivered.rawBytes == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f %% (%.2f bytes a sample)", 100*float64(r.delivered.targetBytes)/float64(r.delivered.rawBytes),
+			float64(r.delivered.targetBytes)/float64(max(r.delivered.samples, 1)))
+	}, nil, "", "")
 	add("delivery time per interval (timestamp → last sample), median / max", func(r *sideResult) string {
 		return secs(r.deliveryMedian) + " / " + secs(r.deliveryMax)
 	}, nil, "", "")
@@ -157,6 +164,17 @@ func (rep *report) rows() []row {
 	add("lag markers timed / never arrived", func(r *sideResult) string {
 		return fmt.Sprintf("%d / %d", len(r.lags), r.lagMissing)
 	}, nil, "", "")
+	if a != nil && b != nil && len(b.procs) > 0 {
+		// kube-state-metrics by itself: the first process of the pair.
+		ksm := b.procs[0]
+		out = append(out,
+			row{metric: "vs " + ksm.name + " alone: CPU seconds in the window",
+				a: fmt.Sprintf("%.1f s", a.cpuWindow), b: fmt.Sprintf("%.1f s", ksm.cpuWindow), ratio: ratioOf(a.cpuWindow, ksm.cpuWindow),
+				target: "≤ 0.5", met: met(a.cpuWindow <= 0.5*ksm.cpuWindow, ksm.cpuWindow > 0)},
+			row{metric: "vs " + ksm.name + " alone: peak RSS (its VmHWM)",
+				a: mib(a.peak), b: mib(ksm.peak), ratio: ratioOf(float64(a.peak), float64(ksm.peak)),
+				target: "≤ 0.5", met: met(2*a.peak <= ksm.peak, ksm.peak > 0)})
+	}
 	add("requests refused by the receiver in the window", func(r *sideResult) string { return count(r.delivered.rejected) }, nil, "", "")
 	add("one scrape of the state series page: CPU (median of 5)", func(r *sideResult) string { return fmt.Sprintf("%.3f s", r.scrape.cpu.Seconds()) },
 		func(r *sideResult) float64 { return r.scrape.cpu.Seconds() }, "", "")
@@ -305,4 +323,12 @@ func writeDoc(path, generated string) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// ratioOf formats x/y, or "—" when y is 0.
+func ratioOf(x, y float64) string {
+	if y == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", x/y)
 }

@@ -17,7 +17,7 @@ func sampleReport() *report {
 		procs:     []procResult{{name: "kube-state-push", cpuWindow: 4, cpuStartup: 2, peak: 100 << 20, startupPeak: 90 << 20, steady: 80 << 20}},
 		cpuWindow: 4, cpuStartup: 2, peak: 100 << 20, startupPeak: 90 << 20, steady: 80 << 20,
 		startup:     35 * time.Second,
-		delivered:   counters{requests: 50, samples: 100_000, wireBytes: 400_000, stale: 3},
+		delivered:   counters{requests: 50, samples: 100_000, wireBytes: 400_000, rawBytes: 1_000_000, stale: 3},
 		perInterval: 10_000, intervals: 10, deliveryMedian: time.Second, deliveryMax: 2 * time.Second,
 		lags: []time.Duration{5 * time.Second, 10 * time.Second, 12 * time.Second}, churnUpdates: 1000,
 	}
@@ -29,7 +29,7 @@ func sampleReport() *report {
 		},
 		cpuWindow: 40, cpuStartup: 10, peak: 400 << 20, startupPeak: 300 << 20, steady: 350 << 20,
 		startup:     20 * time.Second,
-		delivered:   counters{requests: 80, samples: 100_500, wireBytes: 600_000},
+		delivered:   counters{requests: 80, samples: 100_500, wireBytes: 600_000, rawBytes: 402_000, targetBytes: 40_200},
 		perInterval: 10_050, intervals: 10, deliveryMedian: 4 * time.Second, deliveryMax: 9 * time.Second,
 		lags: []time.Duration{8 * time.Second, 20 * time.Second}, lagMissing: 1,
 	}
@@ -80,6 +80,12 @@ func TestRows(t *testing.T) {
 	require.Equal(t, "yes", lag.met)
 	require.Equal(t, "10.0 s", rowOf(t, rows, "lag, object change").a)
 	require.Equal(t, "3 / 0", rowOf(t, rows, "lag markers").a)
+	alone := rowOf(t, rows, "vs kube-state-metrics alone: CPU")
+	require.Equal(t, []string{"4.0 s", "15.0 s", "0.27", "yes"}, []string{alone.a, alone.b, alone.ratio, alone.met})
+	alonePeak := rowOf(t, rows, "vs kube-state-metrics alone: peak RSS")
+	require.Equal(t, []string{"100.0 MiB", "200.0 MiB", "0.50", "yes"}, []string{alonePeak.a, alonePeak.b, alonePeak.ratio, alonePeak.met})
+	require.Equal(t, "10.0 % (0.40 bytes a sample)", rowOf(t, rows, "job and instance labels").b)
+	require.Equal(t, "0.0 % (0.00 bytes a sample)", rowOf(t, rows, "job and instance labels").a)
 	require.Equal(t, "2 / 1", rowOf(t, rows, "lag markers").b)
 
 	// Targets missed.
