@@ -70,7 +70,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.receiver, "receiver", "null", "null (decode and count in this process) or victoriametrics (also forward to VictoriaMetrics)")
 	fs.StringVar(&o.out, "out", "docs/performance.md", "markdown file whose generated part is rewritten; empty: print only")
 	fs.StringVar(&o.only, "only", "both", "which setup to run: agent, ksm or both")
-	fs.StringVar(&o.first, "first", "agent", "with -only both, which setup runs first: agent or ksm")
+	fs.StringVar(&o.first, "first", "agent", "with -only both, which setup runs first: agent, ksm, or both (agent, ksm, ksm, agent: each ratio measured in both orders)")
 	fs.StringVar(&o.agentBin, "agent", "bin/kube-state-push", "the kube-state-push binary (make build)")
 	fs.IntVar(&o.workers, "load-workers", 32, "concurrent requests while loading the cluster")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working folder with every program's log")
@@ -87,8 +87,8 @@ func parseFlags(args []string) (options, error) {
 	if o.only != "agent" && o.only != "ksm" && o.only != "both" {
 		errs = append(errs, fmt.Errorf("-only: want agent, ksm or both, not %q", o.only))
 	}
-	if o.first != "agent" && o.first != "ksm" {
-		errs = append(errs, fmt.Errorf("-first: want agent or ksm, not %q", o.first))
+	if o.first != "agent" && o.first != "ksm" && o.first != "both" {
+		errs = append(errs, fmt.Errorf("-first: want agent, ksm or both, not %q", o.first))
 	}
 	if o.interval < time.Second {
 		errs = append(errs, fmt.Errorf("-interval: must be at least 1s, not %s", o.interval))
@@ -121,8 +121,13 @@ func (o options) order() []side {
 	case "ksm":
 		return sides[1:]
 	}
-	if o.first == "ksm" {
+	switch o.first {
+	case "ksm":
 		return []side{sides[1], sides[0]}
+	case "both":
+		// Ours first, then theirs first: a machine that gets busier (or
+		// quieter) during the run favours neither.
+		return []side{sides[0], sides[1], sides[1], sides[0]}
 	}
 	return sides
 }
@@ -236,10 +241,14 @@ func run(ctx context.Context, o options) error {
 		}
 		logf("%s: CPU %.1f s in the window, peak RSS %s, %d samples per interval", s.title, res.cpuWindow, mib(res.peak), res.perInterval)
 		rep.results = append(rep.results, res)
-		switch s.key {
-		case "agent":
+		switch {
+		case len(rep.results) == 4:
+			// -first both: the second pair, theirs first.
+			rep.agent2, rep.ksm2 = rep.results[3], rep.results[2]
+		case len(rep.results) > 2:
+		case s.key == "agent":
 			rep.agent = res
-		case "ksm":
+		case s.key == "ksm":
 			rep.ksm = res
 		}
 	}

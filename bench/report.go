@@ -41,6 +41,9 @@ type report struct {
 	// point at the ones with those keys, nil when not run.
 	results    []*sideResult
 	agent, ksm *sideResult
+	// agent2 and ksm2 are, with -first both, the second pair (run in the
+	// other order); nil otherwise.
+	agent2, ksm2 *sideResult
 }
 
 // nameValue is a named string, kept in order.
@@ -71,9 +74,13 @@ type row struct {
 	metric, a, b, ratio, target, met string
 }
 
-// rows builds the comparison table. A setup that did not run shows "—".
-func (rep *report) rows() []row {
-	a, b := rep.agent, rep.ksm
+// rows builds the comparison table of the first pair. A setup that did not
+// run shows "—".
+func (rep *report) rows() []row { return rep.rowsOf(rep.agent, rep.ksm) }
+
+// rowsOf builds the comparison table of kube-state-push's result a and the
+// pair's b.
+func (rep *report) rowsOf(a, b *sideResult) []row {
 	both := a != nil && b != nil
 	col := func(r *sideResult, f func(*sideResult) string) string {
 		if r == nil {
@@ -269,11 +276,22 @@ func (rep *report) render() string {
 	}
 	fmt.Fprintf(&b, "Order: %s.\n\n", strings.Join(order, ", then "))
 
-	var rows [][]string
-	for _, r := range rep.rows() {
-		rows = append(rows, []string{r.metric, r.a, r.b, r.ratio, r.target, r.met})
+	header := []string{"metric", "kube-state-push", "KSM + Prometheus agent", "ratio", "target", "met?"}
+	tableOf := func(rs []row) string {
+		var rows [][]string
+		for _, r := range rs {
+			rows = append(rows, []string{r.metric, r.a, r.b, r.ratio, r.target, r.met})
+		}
+		return table(header, rows)
 	}
-	b.WriteString(table([]string{"metric", "kube-state-push", "KSM + Prometheus agent", "ratio", "target", "met?"}, rows))
+	if rep.agent2 == nil {
+		b.WriteString(tableOf(rep.rows()))
+	} else {
+		b.WriteString("Each ratio is measured twice, in both orders.\n\nkube-state-push first:\n\n")
+		b.WriteString(tableOf(rep.rows()))
+		b.WriteString("\nKSM + Prometheus agent first:\n\n")
+		b.WriteString(tableOf(rep.rowsOf(rep.agent2, rep.ksm2)))
+	}
 	b.WriteString("\nPer process:\n\n")
 	var prows [][]string
 	for _, r := range rep.results {

@@ -110,6 +110,27 @@ func TestRows(t *testing.T) {
 	require.Equal(t, "—", cpu.met)
 }
 
+func TestRenderBothOrders(t *testing.T) {
+	rep := sampleReport()
+	a2, k2 := *rep.agent, *rep.ksm
+	a2.cpuWindow, k2.cpuWindow = 5, 50
+	rep.agent2, rep.ksm2 = &a2, &k2
+	rep.results = append(rep.results, &k2, &a2)
+	out := rep.render()
+	require.Contains(t, out, "kube-state-push first:")
+	require.Contains(t, out, "KSM + Prometheus agent first:")
+	require.Contains(t, out, "| CPU seconds in the window | 4.0 s | 40.0 s | 0.10 |")
+	require.Contains(t, out, "| CPU seconds in the window | 5.0 s | 50.0 s | 0.10 |")
+	require.Contains(t, out, "Order: kube-state-push, then KSM + Prometheus agent, then KSM + Prometheus agent, then kube-state-push.")
+	o, err := parseFlags([]string{"-first", "both"})
+	require.NoError(t, err)
+	var keys []string
+	for _, s := range o.order() {
+		keys = append(keys, s.key)
+	}
+	require.Equal(t, []string{"agent", "ksm", "ksm", "agent"}, keys)
+}
+
 func TestRender(t *testing.T) {
 	out := sampleReport().render()
 	for _, want := range []string{
@@ -186,7 +207,7 @@ func TestParseFlags(t *testing.T) {
 	require.Equal(t, []string{"ksm"}, keys(o.order()))
 
 	_, err = parseFlags([]string{"-receiver", "thanos", "-only", "x", "-first", "y", "-interval", "10ms", "-pods", "0", "-churn", "-1"})
-	for _, want := range []string{"-receiver: want null or victoriametrics", "-only: want agent", "-first: want agent or ksm",
+	for _, want := range []string{"-receiver: want null or victoriametrics", "-only: want agent", "-first: want agent, ksm or both",
 		"-interval: must be at least 1s", "-pods: must be at least 1", "-churn: must not be negative"} {
 		require.ErrorContains(t, err, want)
 	}
