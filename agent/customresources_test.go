@@ -1,12 +1,19 @@
 package agent
 
 import (
+	"fmt"
+	"log/slog"
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/watch"
 )
 
 // Bad documents are in badConfigs (config_test.go). A good document loads, prints back in the effective configuration, and
@@ -23,4 +30,44 @@ func TestCustomResourceStateConfig(t *testing.T) {
 	again, err := Load(out, "effective")
 	require.NoError(t, err)
 	require.Equal(t, cfg.CustomResourceState.Doc, again.CustomResourceState.Doc)
+}
+
+// Custom resources go through the built-in resources' machinery: watch
+// scopes from the CRD's scope and the namespaces keys, and sharding by
+// object UID in the series map.
+func TestCustomResourceScopesAndSharding(t *testing.T) {
+	cfg, err := LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
+	require.NoError(t, err)
+	cfg.Watch.Namespaces = []string{"a", "b"}
+	served := func(namespaced bool) *watch.Resource {
+		rs, missing := cfg.CustomResourceState.Resolve([]customresource.Served{{
+			GVK:    customresource.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+			Plural: "widgets", Namespaced: namespaced,
+		}})
+		require.Empty(t, missing)
+		require.Len(t, rs, 1)
+		return rs[0]
+	}
+	require.Equal(t, []watch.Scope{{Namespace: "a"}, {Namespace: "b"}}, cfg.Watch.Scopes(served(true)))
+	require.Equal(t, []watch.Scope{{}}, cfg.Watch.Scopes(served(false)))
+
+	r := served(true)
+	sm := newSeriesMap(r.Name, r.NewRenderer(watch.RenderOptions{}), slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()).forResource(r.Name))
+	sm.owns = func(uid types.UID) bool { return watch.OwnedBy(uid, 0, 2) }
+	var mine, theirs int
+	for i := range 20 {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": fmt.Sprint("w", i), "namespace": "a", "uid": fmt.Sprint("uid-", i)},
+			"spec":     map[string]any{"replicas": int64(i)},
+		}}
+		require.NoError(t, sm.Add(u))
+		if watch.OwnedBy(u.GetUID(), 0, 2) {
+			mine++
+		} else {
+			theirs++
+		}
+	}
+	require.NotZero(t, theirs)
+	require.Len(t, sm.objects, mine, "only this shard's objects")
 }
