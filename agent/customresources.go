@@ -75,7 +75,9 @@ func (a *Agent) customResources(cfg *Config) []*watch.Resource {
 	}
 	if c.disc == nil {
 		if a.clients.Dynamic == nil {
-			a.log.Error("custom_resource_state: no dynamic client; custom resources are not watched")
+			if !c.applied.Swap(true) { // nothing to wait for: Ready does not
+				a.log.Error("custom_resource_state: no dynamic client; custom resources are not watched")
+			}
 			return nil
 		}
 		c.disc, c.done = customresource.NewDiscovery(), make(chan struct{})

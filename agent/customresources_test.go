@@ -71,3 +71,18 @@ func TestCustomResourceScopesAndSharding(t *testing.T) {
 	require.NotZero(t, theirs)
 	require.Len(t, sm.objects, mine, "only this shard's objects")
 }
+
+// Without a dynamic client (clients given by the caller), custom resources
+// are not watched, which is logged once and keeps nothing from Ready.
+func TestCustomResourcesWithoutDynamicClient(t *testing.T) {
+	cfg, err := LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
+	require.NoError(t, err)
+	cfg.ListenAddress = ""
+	a, err := New(cfg, Options{Clients: &watch.Clients{}, Registry: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	require.False(t, a.customReady(), "waits for the custom resources")
+	a.watchCtx = t.Context()
+	require.Empty(t, a.customResources(cfg))
+	require.Empty(t, a.customResources(cfg))
+	require.True(t, a.customReady())
+}
