@@ -116,6 +116,8 @@ type Agent struct {
 	// then lets only the leader's snapshots reach the endpoints.
 	leader *leader
 	gate   *gate
+	// kubelet reads the kubelets (kubelet.go), when configured.
+	kubelet *kubeletSource
 }
 
 // New builds an agent from a validated configuration. It opens the
@@ -155,6 +157,10 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	a.custom = newCustomResources(a.reg)
 	a.custom.wanted.Store(cfg.CustomResourceState != nil)
 	a.pullMetrics = newPullMetrics(a.reg)
+	var err error
+	if a.kubelet, err = a.newKubelet(cfg); err != nil {
+		return nil, err
+	}
 	// The shard is final once Run has resolved auto-sharding (shard).
 	shard, total := a.sharding(cfg)
 	for _, name := range cfg.Watch.Resources {
@@ -162,7 +168,9 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown resource %q", name)
 		}
-		a.groups = append(a.groups, newGroup(cfg, r, groupKey(cfg, r, shard, total), nil, a.metrics, a.log))
+		g := newGroup(cfg, r, groupKey(cfg, r, shard, total), nil, a.metrics, a.log)
+		a.teeNodes(g)
+		a.groups = append(a.groups, g)
 	}
 	a.snap = &snapshotter{metrics: a.metrics}
 	a.interval.Store(int64(cfg.SnapshotInterval))
@@ -255,6 +263,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	for _, g := range a.groups {
 		g.start(watchCtx, a.clients)
 	}
+	if a.kubelet != nil {
+		a.kubelet.start(watchCtx)
+	}
 	a.customResources(a.cfg) // starts the CRD discovery, if configured
 	a.log.Info("watching", "resources", a.cfg.Watch.Resources, "endpoints", len(a.endpoints), "interval", a.cfg.SnapshotInterval)
 	stopElection := a.elect(ctx)
@@ -286,6 +297,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		g.stop()
 	}
 	a.stopCustom()
+	if a.kubelet != nil {
+		<-a.kubelet.done // reads end with watchCtx
+	}
 	for name := range a.pending {
 		a.dropPending(name)
 	}

@@ -488,8 +488,12 @@ func (x *expander) push(ctx context.Context, app appender, fr *encode.Frame, car
 		set := o.Set
 		for i := range set.Refs {
 			r := &set.Refs[i]
+			at := ts
+			if set.Timestamps != nil {
+				at = set.Timestamps[i] // a kubelet sample's own time
+			}
 			add(queue.Item{
-				Sample: encode.Sample{Labels: set.Buf[r.Off : r.Off+r.Len : r.Off+r.Len], Value: r.Value, Timestamp: ts},
+				Sample: encode.Sample{Labels: set.Buf[r.Off : r.Off+r.Len : r.Off+r.Len], Value: r.Value, Timestamp: at},
 				Hash:   r.Hash,
 			})
 		}

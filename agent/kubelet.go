@@ -1,9 +1,17 @@
 package agent
 
 import (
+	"context"
 	"slices"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
+	"github.com/kube-state-push/kube-state-push/kubelet"
+	"github.com/kube-state-push/kube-state-push/watch"
 )
 
 // validateKubelet fills in the kubelet section's interval
@@ -17,4 +25,124 @@ func (c *Config) validateKubelet() error {
 		return confkey.Errorf("kubelet", "needs the nodes resource in resources: the nodes to read come from its watch")
 	}
 	return confkey.Under("kubelet", c.Kubelet.Validate())
+}
+
+// kubeletSource is the kubelet section at work: the source that reads the
+// kubelets, and the series map it stores into, which every snapshot reads
+// like the resources' maps.
+type kubeletSource struct {
+	// src reads the kubelets.
+	src *kubelet.Source
+	// m holds the series of every node and path.
+	m *seriesMap
+	// done is closed when src's Run has returned.
+	done chan struct{}
+}
+
+// newKubelet builds the kubelet source of cfg, or nil when the section is
+// off.
+func (a *Agent) newKubelet(cfg *Config) (*kubeletSource, error) {
+	if cfg.Kubelet == nil {
+		return nil, nil
+	}
+	var rd kubelet.Reader
+	switch cfg.Kubelet.Mode {
+	case kubelet.ModeAPIServer:
+		rd = kubelet.NewProxyReader(a.clients.Kube.CoreV1().RESTClient())
+	default:
+		var err error
+		if rd, err = kubelet.NewDirectReader(*cfg.Kubelet); err != nil {
+			return nil, err
+		}
+	}
+	m := newSeriesMap("kubelet", nil, a.log, a.metrics.forResource("kubelet"))
+	m.synced.Store(true) // nothing to list: ready from the start
+	src := kubelet.New(*cfg.Kubelet, kubelet.Options{
+		Reader:         rd,
+		Store:          kubeletStore{m},
+		Metrics:        kubelet.NewMetrics(a.reg),
+		Logger:         a.log.With("source", "kubelet"),
+		ExternalLabels: externalLabels(cfg.ExternalLabels),
+	})
+	return &kubeletSource{src: src, m: m, done: make(chan struct{})}, nil
+}
+
+// start runs the source until ctx ends.
+func (k *kubeletSource) start(ctx context.Context) {
+	go func() {
+		defer close(k.done)
+		k.src.Run(ctx)
+	}()
+}
+
+// teeNodes makes a nodes group's reflectors tell the kubelet source about
+// the nodes this replica owns, besides rendering them.
+func (a *Agent) teeNodes(g *watchGroup) {
+	if a.kubelet == nil || g.resource.Name != "nodes" {
+		return
+	}
+	g.wrap = func(m *seriesMap) cache.ReflectorStore { return nodeTee{seriesMap: m, src: a.kubelet.src} }
+}
+
+// kubeletStore is the kubelet source's kubelet.Store: a series map whose
+// keys are a node and a path rather than an object.
+type kubeletStore struct{ m *seriesMap }
+
+// Set stores the series of a node's path; nil deletes them.
+func (s kubeletStore) Set(key types.UID, set *encode.SeriesSet) {
+	s.m.mu.Lock()
+	s.m.setLocked(key, set)
+	s.m.mu.Unlock()
+}
+
+// nodeTee is the store of a nodes reflector when the kubelet section is
+// on: every event goes to the series map, and the nodes the replica owns
+// (seriesMap.foreign, which sharding sets) to the kubelet source.
+type nodeTee struct {
+	*seriesMap
+	// src learns the nodes.
+	src *kubelet.Source
+}
+
+// Add renders a node and has its kubelet read.
+func (t nodeTee) Add(obj any) error { t.note(obj); return t.seriesMap.Add(obj) }
+
+// Update renders a node again and updates its kubelet's address.
+func (t nodeTee) Update(obj any) error { t.note(obj); return t.seriesMap.Update(obj) }
+
+// Delete ends a node's series and its kubelet's.
+func (t nodeTee) Delete(obj any) error {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if uid := watch.UIDOf(obj); uid != "" {
+		t.src.Delete(uid)
+	}
+	return t.seriesMap.Delete(obj)
+}
+
+// Replace swaps in a whole list of nodes.
+func (t nodeTee) Replace(list []any, rv string) error {
+	nodes := make([]kubelet.Node, 0, len(list))
+	for _, obj := range list {
+		if n, ok := obj.(*v1.Node); ok && !t.foreign(obj) {
+			nodes = append(nodes, kubelet.NodeOf(n))
+		}
+	}
+	t.src.Replace(nodes)
+	return t.seriesMap.Replace(list, rv)
+}
+
+// note tells the source of an added or updated node: read it if this
+// replica owns it, forget it otherwise.
+func (t nodeTee) note(obj any) {
+	n, ok := obj.(*v1.Node)
+	if !ok {
+		return
+	}
+	if t.foreign(obj) {
+		t.src.Delete(n.UID)
+		return
+	}
+	t.src.Upsert(kubelet.NodeOf(n))
 }

@@ -31,12 +31,14 @@ func (a *Agent) swapGroups(cfg *Config) {
 		switch {
 		case g == nil:
 			g = newGroup(cfg, r, key, owns, a.metrics, a.log)
+			a.teeNodes(g)
 			g.start(a.watchCtx, a.clients)
 		case g.key == key:
 			a.dropPending(name)
 		case a.pending[name] == nil || a.pending[name].key != key:
 			a.dropPending(name)
 			p := newGroup(cfg, r, key, owns, a.metrics, a.log)
+			a.teeNodes(p)
 			p.start(a.watchCtx, a.clients)
 			a.pending[name] = p
 		}
@@ -112,6 +114,9 @@ func (a *Agent) refresh() {
 	a.readyMaps.Store(&ready)
 	a.pull.Store(a.newPullView())
 	a.snap.maps = append(maps, a.retiring...)
+	if a.kubelet != nil {
+		a.snap.maps = append(a.snap.maps, a.kubelet.m)
+	}
 	sinks := make([]frameSink, len(a.endpoints))
 	for i, e := range a.endpoints {
 		sinks[i] = e.feed

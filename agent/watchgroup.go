@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -27,6 +28,9 @@ type watchGroup struct {
 	maps   []*seriesMap
 	// families are the families the renderers render, in render order.
 	families []watch.FamilyInfo
+	// wrap, when set, gives the store a reflector writes to in place of
+	// its series map (the kubelet source's node tee, kubelet.go).
+	wrap func(*seriesMap) cache.ReflectorStore
 
 	// cancel stops the reflectors; wg waits for them. Both are set by start.
 	cancel context.CancelFunc
@@ -62,7 +66,11 @@ func newGroup(cfg *Config, r *watch.Resource, key string, owns func(types.UID) b
 func (g *watchGroup) start(ctx context.Context, c watch.Clients) {
 	ctx, g.cancel = context.WithCancel(ctx)
 	for i, sc := range g.scopes {
-		rf := g.resource.NewReflector(c, sc.Namespace, sc.FieldSelector, g.maps[i])
+		var store cache.ReflectorStore = g.maps[i]
+		if g.wrap != nil {
+			store = g.wrap(g.maps[i])
+		}
+		rf := g.resource.NewReflector(c, sc.Namespace, sc.FieldSelector, store)
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()

@@ -10,6 +10,10 @@ type SeriesSet struct {
 	Buf []byte
 	// Refs is one entry per series, in render order.
 	Refs []Ref
+	// Timestamps, when not nil, holds each series' own sample time in
+	// milliseconds, parallel to Refs (series read from a kubelet carry the
+	// time cAdvisor took them); nil means the snapshot's time.
+	Timestamps []int64
 }
 
 // Ref locates one series in a SeriesSet's buffer.
@@ -37,6 +41,9 @@ func (s *SeriesSet) Labels(i int) []byte {
 func (s *SeriesSet) Reset() {
 	s.Buf = s.Buf[:0]
 	s.Refs = s.Refs[:0]
+	if s.Timestamps != nil {
+		s.Timestamps = s.Timestamps[:0]
+	}
 }
 
 // Clone returns a copy whose buffers are exactly as long as needed, so that a
@@ -49,5 +56,8 @@ func (s *SeriesSet) Clone() SeriesSet {
 	}
 	c.Buf = append(make([]byte, 0, len(s.Buf)), s.Buf...)
 	c.Refs = append(make([]Ref, 0, len(s.Refs)), s.Refs...)
+	if s.Timestamps != nil {
+		c.Timestamps = append(make([]int64, 0, len(s.Timestamps)), s.Timestamps...)
+	}
 	return c
 }

@@ -1,0 +1,270 @@
+package kubelet
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kube-state-push/kube-state-push/encode"
+)
+
+// Store keeps the series of every node and path; the agent's series map
+// implements it, so that the series go out with every snapshot.
+type Store interface {
+	// Set replaces the series kept under key; nil removes them. Series
+	// that were kept and are no longer get a staleness marker in the next
+	// snapshot. The store keeps set, which is never modified afterwards.
+	Set(key types.UID, set *encode.SeriesSet)
+}
+
+// Node is what a read needs to know of a node.
+type Node struct {
+	// UID identifies the node object.
+	UID types.UID
+	// Name is the node's name, the node label.
+	Name string
+	// Address is the node's InternalIP (direct mode).
+	Address string
+	// Port is status.daemonEndpoints.kubeletEndpoint.Port.
+	Port int32
+}
+
+// NodeOf returns what a read needs of a node object.
+func NodeOf(n *v1.Node) Node {
+	out := Node{UID: n.UID, Name: n.Name, Port: n.Status.DaemonEndpoints.KubeletEndpoint.Port}
+	for _, a := range n.Status.Addresses {
+		if a.Type == v1.NodeInternalIP {
+			out.Address = a.Address
+			break
+		}
+	}
+	return out
+}
+
+// instance is the instance label, the kubelet's address as Prometheus'
+// endpoints discovery gives it.
+func (n Node) instance() string {
+	return net.JoinHostPort(n.Address, strconv.Itoa(int(n.Port)))
+}
+
+// Options are what a Source needs beyond its Config.
+type Options struct {
+	// Reader reads one path of one node (NewDirectReader, NewProxyReader).
+	Reader Reader
+	// Store keeps the series.
+	Store Store
+	// Metrics are the self-metrics (NewMetrics).
+	Metrics *Metrics
+	// Logger receives the logs.
+	Logger *slog.Logger
+	// ExternalLabels are added to every series that lacks them.
+	ExternalLabels []encode.Label
+}
+
+// Source reads every known node's kubelet paths each interval.
+type Source struct {
+	// cfg is the validated kubelet section.
+	cfg Config
+	// o are the options.
+	o Options
+	// sem bounds the reads that run at once.
+	sem chan struct{}
+
+	// mu guards nodes.
+	mu sync.Mutex
+	// nodes are the nodes to read, by UID.
+	nodes map[types.UID]*nodeState
+}
+
+// nodeState is one node being read.
+type nodeState struct {
+	// node is the node as last seen.
+	node Node
+	// gone is closed when the node is deleted: its read stops and stores
+	// nothing.
+	gone chan struct{}
+	// busy is set while a read of the node runs; a tick skips a busy
+	// node, so that a slow node never piles up reads. Guarded by
+	// Source.mu.
+	busy bool
+}
+
+// New builds a Source; Run starts it.
+func New(cfg Config, o Options) *Source {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Source{cfg: cfg, o: o, sem: make(chan struct{}, cfg.Concurrency), nodes: map[types.UID]*nodeState{}}
+}
+
+// Upsert adds a node or updates its address.
+func (s *Source) Upsert(n Node) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.nodes[n.UID]; ok {
+		st.node = n
+		return
+	}
+	s.nodes[n.UID] = &nodeState{node: n, gone: make(chan struct{})}
+	s.o.Metrics.addNode(n.Name, s.cfg.Paths)
+}
+
+// Delete forgets a node: its series get staleness markers in the next
+// snapshot, and a read of it still running stores nothing.
+func (s *Source) Delete(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deleteLocked(uid)
+}
+
+func (s *Source) deleteLocked(uid types.UID) {
+	st, ok := s.nodes[uid]
+	if !ok {
+		return
+	}
+	delete(s.nodes, uid)
+	close(st.gone)
+	for i := range s.cfg.Paths {
+		s.o.Store.Set(key(uid, s.cfg.Paths[i].Path), nil)
+	}
+	s.o.Metrics.deleteNode(st.node.Name, s.cfg.Paths)
+}
+
+// Replace makes nodes the whole list: the others are deleted.
+func (s *Source) Replace(nodes []Node) {
+	keep := make(map[types.UID]bool, len(nodes))
+	for _, n := range nodes {
+		keep[n.UID] = true
+		s.Upsert(n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uid := range s.nodes {
+		if !keep[uid] {
+			s.deleteLocked(uid)
+		}
+	}
+}
+
+// key is a node's path's key in the store.
+func key(uid types.UID, path string) types.UID { return uid + types.UID(path) }
+
+// Run reads every node each interval until ctx ends, and waits for the
+// reads it started.
+func (s *Source) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		s.tick(ctx, &wg)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// tick starts a read of every node that is not still being read.
+func (s *Source) tick(ctx context.Context, wg *sync.WaitGroup) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.nodes {
+		if st.busy {
+			s.o.Metrics.skipped.WithLabelValues(st.node.Name).Inc()
+			continue
+		}
+		st.busy = true
+		n := st.node
+		wg.Go(func() {
+			defer func() { s.mu.Lock(); st.busy = false; s.mu.Unlock() }()
+			select {
+			case s.sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			case <-st.gone:
+				return
+			}
+			defer func() { <-s.sem }()
+			s.readNode(ctx, n, st.gone)
+		})
+	}
+}
+
+// readNode reads every path of a node, one after the other, and stores
+// each result unless the node was deleted meanwhile.
+func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
+	r := newRenderer()
+	for i := range s.cfg.Paths {
+		p := &s.cfg.Paths[i]
+		set := s.readPath(ctx, r, n, p)
+		if ctx.Err() != nil {
+			return // stopping: keep what was read last
+		}
+		s.mu.Lock()
+		select {
+		case <-gone:
+			s.mu.Unlock()
+			return
+		default:
+		}
+		s.o.Store.Set(key(n.UID, p.Path), set)
+		s.mu.Unlock()
+	}
+}
+
+// readPath reads one path and returns its series, with an up series as
+// Prometheus adds to a scrape: 1 and the samples on success; 0 alone on
+// failure, so that the path's other series get staleness markers, as a
+// failed scrape gives them in Prometheus.
+func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfig) *encode.SeriesSet {
+	start := time.Now()
+	t := &target{path: p, labels: s.targetLabels(n, p.Path)}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	body, err := s.o.Reader.Read(rctx, n, p.Path)
+	cancel()
+	var set encode.SeriesSet
+	dropped := 0
+	if err == nil {
+		set, dropped, err = r.render(body, t, start.UnixMilli())
+	}
+	took := time.Since(start)
+	up := 1.0
+	if err != nil {
+		if ctx.Err() == nil {
+			s.o.Logger.Debug("reading kubelet", "node", n.Name, "path", p.Path, "err", err)
+		}
+		set, up = encode.SeriesSet{}, 0
+	}
+	s.o.Metrics.observe(n.Name, p.Path, took, len(set.Refs), dropped, err)
+	r.b.SetExternal(t.labels)
+	r.b.Reset()
+	r.b.Add(encode.MetricName, "up")
+	r.b.AppendTo(&set, up)
+	set.Timestamps = append(set.Timestamps, start.UnixMilli())
+	c := set.Clone()
+	return &c
+}
+
+// targetLabels are the labels kube-prometheus-stack's kubelet job gives a
+// node's path: job, metrics_path, node, instance and its target labels,
+// then the external labels.
+func (s *Source) targetLabels(n Node, path string) []encode.Label {
+	ls := []encode.Label{
+		{Name: "job", Value: s.cfg.Job},
+		{Name: "metrics_path", Value: path},
+		{Name: "node", Value: n.Name},
+		{Name: "instance", Value: n.instance()},
+	}
+	for k, v := range s.cfg.TargetLabels {
+		ls = append(ls, encode.Label{Name: k, Value: v})
+	}
+	return append(ls, s.o.ExternalLabels...)
+}
