@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"slices"
 
+	"gopkg.in/yaml.v3"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -25,6 +27,22 @@ func (c *Config) validateKubelet() error {
 		return confkey.Errorf("kubelet", "needs the nodes resource in resources: the nodes to read come from its watch")
 	}
 	return confkey.Under("kubelet", c.Kubelet.Validate())
+}
+
+// kubeletChanged reports whether a reload changes the kubelet section,
+// which is read only at start, comparing the sections as they print.
+func kubeletChanged(old, cur *Config) bool {
+	a, errA := yaml.Marshal(old.Kubelet)
+	b, errB := yaml.Marshal(cur.Kubelet)
+	return errA != nil || errB != nil || !bytes.Equal(a, b)
+}
+
+// reloadKubelet hands a reloaded configuration's external labels to the
+// kubelet source.
+func (a *Agent) reloadKubelet(cfg *Config) {
+	if a.kubelet != nil {
+		a.kubelet.src.SetExternalLabels(externalLabels(cfg.ExternalLabels))
+	}
 }
 
 // kubeletSource is the kubelet section at work: the source that reads the

@@ -88,3 +88,20 @@ func (r recordStore) Set(key types.UID, set *encode.SeriesSet) {
 	}
 	*r.calls = append(*r.calls, string(key)+"="+v)
 }
+
+// TestKubeletReload: the kubelet section is read only at start, so a
+// reload that changes it is refused; one that leaves it alone is not.
+func TestKubeletReload(t *testing.T) {
+	const base = "remote_write:\n  - url: http://receiver.example/api/v1/write\nkubelet:\n  timeout: 5s\n"
+	load := func(text string) *Config {
+		cfg, err := Load([]byte(text), "inline.yaml")
+		require.NoError(t, err)
+		return cfg
+	}
+	same := func(*Config) (int, int) { return 0, 1 }
+	require.NotContains(t, diffConfigs(load(base), load(base), same).restartOnly, "kubelet")
+	require.NotContains(t, diffConfigs(load(base), load(base+"external_labels: {cluster: b}\n"), same).restartOnly, "kubelet",
+		"external labels reach the source without a restart")
+	require.Contains(t, diffConfigs(load(base), load(base+"  concurrency: 3\n"), same).restartOnly, "kubelet")
+	require.Contains(t, diffConfigs(load(base), load("remote_write:\n  - url: http://receiver.example/api/v1/write\n"), same).restartOnly, "kubelet")
+}

@@ -224,6 +224,7 @@ func (a *Agent) apply(cfg *Config) error {
 		a.ticker.Reset(cfg.SnapshotInterval)
 	}
 	a.cfg = cfg
+	a.reloadKubelet(cfg)
 	a.interval.Store(int64(cfg.SnapshotInterval))
 	a.refresh()
 	return a.reloaded(&d, nil)

@@ -53,6 +53,9 @@ func diffConfigs(old, cur *Config, sharding func(*Config) (int, int)) configDiff
 	if old.Watch.AutoSharding != cur.Watch.AutoSharding {
 		d.restartOnly = append(d.restartOnly, "auto_sharding")
 	}
+	if kubeletChanged(old, cur) {
+		d.restartOnly = append(d.restartOnly, "kubelet")
+	}
 
 	olds := map[string]queue.Config{}
 	for _, rw := range old.RemoteWrite {

@@ -31,6 +31,8 @@ type renderer struct {
 	st *labels.SymbolTable
 	// lbls is the parser's scratch label set.
 	lbls labels.Labels
+	// set is the scratch set each render fills; callers keep a Clone.
+	set encode.SeriesSet
 }
 
 func newRenderer() *renderer {
@@ -44,9 +46,14 @@ var ErrParse = errors.New("parsing kubelet metrics")
 // render parses body (Prometheus text format 0.0.4, which the kubelet
 // serves) and returns the series kept, each with its own timestamp (def,
 // in milliseconds, for a sample without one), and the number of samples
-// dropped by the filters. The set does not alias body.
-func (r *renderer) render(body []byte, t *target, def int64) (encode.SeriesSet, int, error) {
-	var set encode.SeriesSet
+// dropped by the filters. The set does not alias body, but is the
+// renderer's scratch space, valid until the next render: keep a Clone.
+func (r *renderer) render(body []byte, t *target, def int64) (*encode.SeriesSet, int, error) {
+	set := &r.set
+	set.Reset()
+	if set.Timestamps == nil {
+		set.Timestamps = []int64{}
+	}
 	r.b.SetExternal(t.labels)
 	p := textparse.NewPromParser(body, r.st, false)
 	dropped := 0
@@ -56,7 +63,8 @@ func (r *renderer) render(body []byte, t *target, def int64) (encode.SeriesSet, 
 			break
 		}
 		if err != nil {
-			return encode.SeriesSet{}, 0, fmt.Errorf("%w: %w", ErrParse, err)
+			set.Reset()
+			return set, 0, fmt.Errorf("%w: %w", ErrParse, err)
 		}
 		if e != textparse.EntrySeries {
 			continue
@@ -70,7 +78,7 @@ func (r *renderer) render(body []byte, t *target, def int64) (encode.SeriesSet, 
 		}
 		r.b.Reset()
 		r.lbls.Range(func(l labels.Label) { r.b.Add(l.Name, l.Value) })
-		r.b.AppendTo(&set, v)
+		r.b.AppendTo(set, v)
 		at := def
 		if ts != nil {
 			at = *ts

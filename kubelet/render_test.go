@@ -81,7 +81,7 @@ func TestRenderCadvisor(t *testing.T) {
 		`machine_cpu_cores{boot_id="b",` + tl + `,namespace="kube-system",node="n1"} 4 42`,
 	}
 	sort.Strings(want)
-	if d := cmp.Diff(want, text(t, &set)); d != "" {
+	if d := cmp.Diff(want, text(t, set)); d != "" {
 		t.Fatalf("series (-want +got):\n%s", d)
 	}
 	require.Equal(t, 3, dropped, "the system slice, the pod cgroup's CPU and its network without image")
@@ -111,7 +111,7 @@ func TestRenderLists(t *testing.T) {
 			require.NoError(t, tc.p.validate())
 			set, _, err := newRenderer().render([]byte(body), testTarget(&tc.p), 42)
 			require.NoError(t, err)
-			require.Equal(t, tc.want, set.Len(), "%v", text(t, &set))
+			require.Equal(t, tc.want, set.Len(), "%v", text(t, set))
 		})
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -75,6 +77,11 @@ type Source struct {
 	o Options
 	// sem bounds the reads that run at once.
 	sem chan struct{}
+	// renderers are reused between reads (their scratch space grows to
+	// the largest body), one per read running.
+	renderers sync.Pool
+	// external are the external labels; a reload replaces them.
+	external atomic.Pointer[[]encode.Label]
 
 	// mu guards nodes.
 	mu sync.Mutex
@@ -100,7 +107,17 @@ func New(cfg Config, o Options) *Source {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Source{cfg: cfg, o: o, sem: make(chan struct{}, cfg.Concurrency), nodes: map[types.UID]*nodeState{}}
+	s := &Source{cfg: cfg, o: o, sem: make(chan struct{}, cfg.Concurrency), nodes: map[types.UID]*nodeState{}}
+	s.renderers.New = func() any { return newRenderer() }
+	s.SetExternalLabels(o.ExternalLabels)
+	return s
+}
+
+// SetExternalLabels replaces the external labels; the next read of each
+// node carries them (a reload of external_labels).
+func (s *Source) SetExternalLabels(ls []encode.Label) {
+	ls = slices.Clone(ls)
+	s.external.Store(&ls)
 }
 
 // Upsert adds a node or updates its address.
@@ -201,7 +218,8 @@ func (s *Source) tick(ctx context.Context, wg *sync.WaitGroup) {
 // readNode reads every path of a node, one after the other, and stores
 // each result unless the node was deleted meanwhile.
 func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
-	r := newRenderer()
+	r := s.renderers.Get().(*renderer)
+	defer s.renderers.Put(r)
 	for i := range s.cfg.Paths {
 		p := &s.cfg.Paths[i]
 		set := s.readPath(ctx, r, n, p)
@@ -230,7 +248,7 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	body, err := s.o.Reader.Read(rctx, n, p.Path)
 	cancel()
-	var set encode.SeriesSet
+	set := &r.set
 	dropped := 0
 	if err == nil {
 		set, dropped, err = r.render(body, t, start.UnixMilli())
@@ -241,13 +259,14 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 		if ctx.Err() == nil {
 			s.o.Logger.Debug("reading kubelet", "node", n.Name, "path", p.Path, "err", err)
 		}
-		set, up = encode.SeriesSet{}, 0
+		set.Reset()
+		up = 0
 	}
 	s.o.Metrics.observe(n.Name, p.Path, took, len(set.Refs), dropped, err)
 	r.b.SetExternal(t.labels)
 	r.b.Reset()
 	r.b.Add(encode.MetricName, "up")
-	r.b.AppendTo(&set, up)
+	r.b.AppendTo(set, up)
 	set.Timestamps = append(set.Timestamps, start.UnixMilli())
 	c := set.Clone()
 	return &c
@@ -266,5 +285,5 @@ func (s *Source) targetLabels(n Node, path string) []encode.Label {
 	for k, v := range s.cfg.TargetLabels {
 		ls = append(ls, encode.Label{Name: k, Value: v})
 	}
-	return append(ls, s.o.ExternalLabels...)
+	return append(ls, *s.external.Load()...)
 }
