@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
-# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos, helm) from the Go module proxy, through the tools modules under
+# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos, helm, a hollow
+# kubelet) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
 # its go.mod and go.sum (and the Go version), so a second run only links
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|prometheus|ksm|ksm1|vm|thanos|helm ...]   (default: all)
+#   scripts/build-tools.sh [kube|kubelet|prometheus|ksm|ksm1|vm|thanos|helm ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -20,7 +21,7 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 k8s_version=v1.37.2
 
 key() { # key MODULE_DIR -> hash of what decides the build
-	cat "$1/go.mod" "$1/go.sum" <(go version) <(sed -n '/^build_'"$(basename "$1")"'()/,/^}/p' "$0") | sha256sum | cut -c1-16
+	cat "$1/go.mod" "$1/go.sum" $(find "$1" -name '*.go' | sort) <(go version) <(sed -n '/^build_'"$(basename "$1")"'()/,/^}/p' "$0") | sha256sum | cut -c1-16
 }
 
 build_kube() {
@@ -60,6 +61,14 @@ build_thanos() {
 	go build -trimpath -tags netgo,slicelabels -ldflags "-s -w" -o "$out/thanos" github.com/thanos-io/thanos/cmd/thanos
 }
 
+build_kubelet() {
+	local out=$1
+	# hollow-kubelet: k8s.io/kubernetes' hollow kubelet (kubemark's
+	# --morph=kubelet code) with a synthetic cAdvisor; a program of ours, so
+	# its sources are part of the key.
+	go build -trimpath -ldflags "-s -w" -o "$out/hollow-kubelet" .
+}
+
 build_helm() {
 	local out=$1
 	# helm v4, for the chart's lint, template and config tests. The version
@@ -68,7 +77,7 @@ build_helm() {
 }
 
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube prometheus ksm ksm1 vm thanos helm)
+[ ${#modules[@]} -gt 0 ] || modules=(kube kubelet prometheus ksm ksm1 vm thanos helm)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"
