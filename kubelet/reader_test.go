@@ -45,7 +45,9 @@ func (r *recorder) last() *http.Request {
 	return r.reqs[len(r.reqs)-1]
 }
 
-func nodeAt(t *testing.T, srvURL string) Node {
+func nodeAt(t *testing.T, srvURL string) Node { return nodeAtURL(t, srvURL) }
+
+func nodeAtURL(t testing.TB, srvURL string) Node {
 	t.Helper()
 	u, err := url.Parse(srvURL)
 	require.NoError(t, err)
