@@ -38,10 +38,10 @@ type family struct {
 	typ        watch.MetricType
 	// common are the constant labels: the resource's, the metric's, and
 	// the group, version and kind.
-	common map[string]string
+	common labelSet
 	// fromPath are the labels from the object, the metric's replacing the
 	// resource's.
-	fromPath map[string]path
+	fromPath pathLabels
 	// each finds the series under the metric's path.
 	each each
 }
@@ -58,7 +58,7 @@ type each interface {
 
 // eachValue is one series before the family's labels are added.
 type eachValue struct {
-	labels map[string]string
+	labels labelSet
 	value  float64
 }
 
@@ -137,8 +137,9 @@ func compileFamily(g *Generator, r *Resource, common map[string]string, key stri
 	if g.Name == "" || !metricNameRE.MatchString(name) {
 		errs = append(errs, errorf(joinKey(key, "name"), "%q is not a valid metric name", name))
 	}
-	f := &family{name: name, help: g.Help, common: maps.Clone(common)}
-	maps.Copy(f.common, g.CommonLabels)
+	cl := maps.Clone(common)
+	maps.Copy(cl, g.CommonLabels)
+	f := &family{name: name, help: g.Help, common: labelSetOf(cl)}
 	fromPath := maps.Clone(r.LabelsFromPath)
 	if fromPath == nil {
 		fromPath = map[string][]string{}
@@ -158,7 +159,7 @@ func compileFamily(g *Generator, r *Resource, common map[string]string, key stri
 }
 
 // compilePaths compiles a labelsFromPath map; key is the map's.
-func compilePaths(m map[string][]string, key string) (map[string]path, error) {
+func compilePaths(m map[string][]string, key string) (pathLabels, error) {
 	out := make(map[string]path, len(m))
 	var errs []error
 	for k, v := range m {
@@ -169,13 +170,13 @@ func compilePaths(m map[string][]string, key string) (map[string]path, error) {
 		}
 		out[k] = p
 	}
-	return out, errors.Join(errs...)
+	return pathLabelsOf(out), errors.Join(errs...)
 }
 
-func compileMeta(m *Meta, key string) (path, map[string]path, error) {
+func compileMeta(m *Meta, key string) (path, pathLabels, error) {
 	p, err := compilePath(m.Path)
 	if err != nil {
-		return nil, nil, errorf(joinKey(key, "path"), "%v", err)
+		return nil, pathLabels{}, errorf(joinKey(key, "path"), "%v", err)
 	}
 	lp, err := compilePaths(m.LabelsFromPath, joinKey(key, "labelsFromPath"))
 	return p, lp, err

@@ -1,9 +1,7 @@
 package customresource
 
 import (
-	"maps"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -17,7 +15,7 @@ type renderer struct {
 	// onErrors, if set, counts the values that did not render.
 	onErrors func(n int)
 	// base, keys and values are reused between objects.
-	base         map[string]string
+	base         labelSet
 	keys, values []string
 }
 
@@ -30,33 +28,32 @@ type renderer struct {
 func (r *renderer) generate(u *unstructured.Unstructured, e *watch.Emitter) {
 	f := r.f
 	obj := u.Object
-	if r.base == nil {
-		r.base = make(map[string]string, len(f.common)+len(f.fromPath))
-	}
-	clear(r.base)
-	maps.Copy(r.base, f.common)
-	addPathLabels(obj, f.fromPath, r.base)
+	r.base = append(r.base[:0], f.common...)
+	addPathLabels(obj, f.fromPath, &r.base)
 	vs := f.each.values(f.each.path().get(obj))
 	if n := f.each.takeErrors(); n > 0 && r.onErrors != nil {
 		r.onErrors(n)
 	}
 	if len(vs) > 1 {
-		sortValues(vs)
+		slices.SortFunc(vs, func(a, b eachValue) int { return compareLabelSets(a.labels, b.labels) })
 	}
 	for _, v := range vs {
-		for k, val := range r.base {
-			if _, ok := v.labels[k]; !ok {
-				v.labels[k] = val
+		// The series' labels, then the family's it lacks: both sorted, so
+		// merged in order.
+		r.keys, r.values = r.keys[:0], r.values[:0]
+		own, base := v.labels, r.base
+		for len(own) > 0 || len(base) > 0 {
+			switch {
+			case len(base) == 0 || len(own) > 0 && own[0].name < base[0].name:
+				r.keys, r.values = append(r.keys, own[0].name), append(r.values, own[0].value)
+				own = own[1:]
+			case len(own) == 0 || base[0].name < own[0].name:
+				r.keys, r.values = append(r.keys, base[0].name), append(r.values, base[0].value)
+				base = base[1:]
+			default: // the series' own wins
+				r.keys, r.values = append(r.keys, own[0].name), append(r.values, own[0].value)
+				own, base = own[1:], base[1:]
 			}
-		}
-		r.keys = r.keys[:0]
-		for k := range v.labels {
-			r.keys = append(r.keys, k)
-		}
-		slices.Sort(r.keys)
-		r.values = r.values[:0]
-		for _, k := range r.keys {
-			r.values = append(r.values, v.labels[k])
 		}
 		// Generated label names: EmitKV, as kube_<resource>_labels.
 		e.EmitKV(v.value, r.keys, r.values)
@@ -75,31 +72,4 @@ func watchFamilies(fs []*family, onErrors func(int)) []watch.Family[*unstructure
 		}
 	}
 	return out
-}
-
-// sortValues sorts the series found as kube-state-metrics does
-// (compareLabels on their own labels), sorting each one's keys once.
-func sortValues(vs []eachValue) {
-	type keyed struct {
-		keys []string
-		ev   eachValue
-	}
-	ks := make([]keyed, len(vs))
-	for i := range vs {
-		ks[i] = keyed{keys: sortedKeys(vs[i].labels), ev: vs[i]}
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		for i := range min(len(a.keys), len(b.keys)) {
-			if c := strings.Compare(a.keys[i], b.keys[i]); c != 0 {
-				return c
-			}
-			if c := strings.Compare(a.ev.labels[a.keys[i]], b.ev.labels[b.keys[i]]); c != 0 {
-				return c
-			}
-		}
-		return len(a.keys) - len(b.keys)
-	})
-	for i := range ks {
-		vs[i] = ks[i].ev
-	}
 }

@@ -3,7 +3,6 @@ package customresource
 import (
 	"errors"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -18,7 +17,7 @@ var errNilPath = errors.New("got nil while resolving path")
 // common is what every metric type has: its path and its labels.
 type common struct {
 	at       path
-	fromPath map[string]path
+	fromPath pathLabels
 	// errs counts the values kube-state-metrics would log as errors (not
 	// a number, not a string for a state set, a path that resolves to
 	// nothing without nilIsZero) since takeErrors; renderers do not share
@@ -63,51 +62,52 @@ func (g *gauge) values(v any) []eachValue {
 			single = g.valueFrom[0].part
 		}
 		for key, elem := range it {
-			var ev *eachValue
+			var ev eachValue
 			if single != "" && key == single {
 				f, err := g.parse(elem, g.nilIsZero)
 				if err != nil {
 					g.errs++
 					continue
 				}
-				ev = &eachValue{labels: map[string]string{}, value: f}
+				ev = eachValue{labels: g.newLabels(), value: f}
 			} else {
 				// An element whose value does not parse is skipped
 				// silently here, as kube-state-metrics does.
-				if ev, _ = g.value(elem); ev == nil {
+				var ok bool
+				if ev, ok, _ = g.value(elem); !ok {
 					continue
 				}
 			}
 			if key != "" && g.labelFromKey != "" {
-				ev.labels[g.labelFromKey] = key
+				ev.labels.set(g.labelFromKey, key)
 			}
-			addPathLabels(elem, g.fromPath, ev.labels)
+			addPathLabels(elem, g.fromPath, &ev.labels)
 			// And from the map itself, which wins.
-			addPathLabels(v, g.fromPath, ev.labels)
-			out = append(out, *ev)
+			addPathLabels(v, g.fromPath, &ev.labels)
+			out = append(out, ev)
 		}
 	case []any:
 		for _, elem := range it {
-			ev, err := g.value(elem)
+			ev, ok, err := g.value(elem)
 			if err != nil {
 				g.errs++
 			}
-			if err != nil || ev == nil {
+			if !ok {
 				continue
 			}
-			addPathLabels(elem, g.fromPath, ev.labels)
-			out = append(out, *ev)
+			addPathLabels(elem, g.fromPath, &ev.labels)
+			out = append(out, ev)
 		}
 	default:
-		ev, err := g.value(v)
+		ev, ok, err := g.value(v)
 		if err != nil {
 			g.errs++
 		}
-		if err != nil || ev == nil {
+		if !ok {
 			break
 		}
-		addPathLabels(v, g.fromPath, ev.labels)
-		out = append(out, *ev)
+		addPathLabels(v, g.fromPath, &ev.labels)
+		out = append(out, ev)
 	}
 	return out
 }
@@ -117,18 +117,18 @@ func (g *gauge) values(v any) []eachValue {
 // an element (labelsFromPath relative to it).
 func (g *gauge) nested(v any, depth int, keys []string, out []eachValue) []eachValue {
 	if depth == len(g.nestedKeys) {
-		ev, err := g.value(v)
+		ev, ok, err := g.value(v)
 		if err != nil {
 			g.errs++
 		}
-		if err != nil || ev == nil {
+		if !ok {
 			return out
 		}
 		for i, k := range keys {
-			ev.labels[g.nestedKeys[i]] = k
+			ev.labels.set(g.nestedKeys[i], k)
 		}
-		addPathLabels(v, g.fromPath, ev.labels)
-		return append(out, *ev)
+		addPathLabels(v, g.fromPath, &ev.labels)
+		return append(out, ev)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -140,28 +140,41 @@ func (g *gauge) nested(v any, depth int, keys []string, out []eachValue) []eachV
 	return out
 }
 
+// newLabels returns an empty label set with room for the labels a series
+// of this gauge gets, so that it grows once at most.
+func (g *gauge) newLabels() labelSet {
+	n := len(g.fromPath.plain) + 2*len(g.fromPath.stars) + len(g.nestedKeys)
+	if g.labelFromKey != "" {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return make(labelSet, 0, n)
+}
+
 // value reads one element's number: nil and no error when valueFrom does
 // not resolve (0 with nilIsZero), an error when the element itself is nil
 // or the value is not a number.
-func (g *gauge) value(elem any) (*eachValue, error) {
+func (g *gauge) value(elem any) (ev eachValue, ok bool, err error) {
 	got := g.valueFrom.get(elem)
 	if got == nil {
 		if g.nilIsZero {
-			return &eachValue{labels: map[string]string{}}, nil
+			return eachValue{labels: g.newLabels()}, true, nil
 		}
 		if elem == nil {
-			return nil, errNilPath
+			return eachValue{}, false, errNilPath
 		}
-		return nil, nil
+		return eachValue{}, false, nil
 	}
 	if g.constant != nil {
-		return &eachValue{labels: map[string]string{}, value: *g.constant}, nil
+		return eachValue{labels: g.newLabels(), value: *g.constant}, true, nil
 	}
 	f, err := g.parse(got, g.nilIsZero)
 	if err != nil {
-		return nil, err
+		return eachValue{}, false, err
 	}
-	return &eachValue{labels: map[string]string{}, value: f}, nil
+	return eachValue{labels: g.newLabels(), value: f}, true, nil
 }
 
 // info renders series of value 1 whose labels come from the object.
@@ -184,11 +197,11 @@ func (c *info) values(v any) []eachValue {
 		// One series per key: labelFromKey, and the labels found under
 		// the key's value.
 		for key, elem := range it {
-			labels := map[string]string{}
+			var labels labelSet
 			if key != "" && c.labelFromKey != "" {
-				labels[c.labelFromKey] = key
+				labels.set(c.labelFromKey, key)
 			}
-			addPathLabels(elem, c.fromPath, labels)
+			addPathLabels(elem, c.fromPath, &labels)
 			if len(labels) > 0 {
 				out = append(out, eachValue{labels: labels, value: 1})
 			}
@@ -204,8 +217,8 @@ func (c *info) one(v any) []eachValue {
 	if v == nil {
 		return nil
 	}
-	labels := map[string]string{}
-	addPathLabels(v, c.fromPath, labels)
+	var labels labelSet
+	addPathLabels(v, c.fromPath, &labels)
 	if len(labels) == 0 {
 		return nil
 	}
@@ -243,11 +256,11 @@ func (s *stateSet) one(v any) []eachValue {
 	}
 	out := make([]eachValue, 0, len(s.list))
 	for _, entry := range s.list {
-		ev := eachValue{labels: map[string]string{s.labelName: entry}}
+		ev := eachValue{labels: append(make(labelSet, 0, 1+len(s.fromPath.plain)+2*len(s.fromPath.stars)), label{s.labelName, entry})}
 		if state == entry {
 			ev.value = 1
 		}
-		addPathLabels(v, s.fromPath, ev.labels)
+		addPathLabels(v, s.fromPath, &ev.labels)
 		out = append(out, ev)
 	}
 	return out
@@ -265,69 +278,4 @@ func sanitizeLabelName(s string) string {
 		}
 	}
 	return s
-}
-
-// isStar reports whether a labelsFromPath name copies a whole map.
-func isStar(k string) bool { return strings.HasPrefix(k, "*") || strings.HasSuffix(k, "*") }
-
-// addPathLabels adds the labels of paths resolved in obj to out: first the
-// "*" copies of maps, in name order (a trailing "*" makes the part before
-// it the prefix of each name), then the named labels, which win; a path
-// that does not resolve adds nothing.
-func addPathLabels(obj any, paths map[string]path, out map[string]string) {
-	if len(paths) == 0 {
-		return
-	}
-	var stars []string
-	for k := range paths {
-		if isStar(k) {
-			stars = append(stars, k)
-		}
-	}
-	slices.Sort(stars)
-	for _, star := range stars {
-		m, ok := paths[star].get(obj).(map[string]any)
-		if !ok {
-			continue
-		}
-		for k, v := range m {
-			if strings.HasSuffix(star, "*") {
-				k = star[:len(star)-1] + k
-			}
-			out[sanitizeLabelName(k)] = labelValue(v)
-		}
-	}
-	for k, p := range paths {
-		if isStar(k) {
-			continue
-		}
-		if v := p.get(obj); v != nil {
-			out[sanitizeLabelName(k)] = labelValue(v)
-		}
-	}
-}
-
-// compareLabels orders label sets as kube-state-metrics sorts a family's
-// series: pairwise by sorted key, then value, then by size.
-func compareLabels(a, b map[string]string) int {
-	ak := sortedKeys(a)
-	bk := sortedKeys(b)
-	for i := range min(len(ak), len(bk)) {
-		if c := strings.Compare(ak[i], bk[i]); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a[ak[i]], b[bk[i]]); c != 0 {
-			return c
-		}
-	}
-	return len(ak) - len(bk)
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

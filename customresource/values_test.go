@@ -43,15 +43,24 @@ func mustPath(t *testing.T, parts ...string) path {
 }
 
 func ev(value float64, kv ...string) eachValue {
-	m := map[string]string{}
+	var ls labelSet
 	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
+		ls.set(kv[i], kv[i+1])
 	}
-	return eachValue{labels: m, value: value}
+	return eachValue{labels: ls, value: value}
 }
 
 func newGauge(at path, valueFrom path, labelFromKey string, nilIsZero bool, fromPath map[string]path) *gauge {
-	return &gauge{common: common{at: at, fromPath: fromPath}, valueFrom: valueFrom, labelFromKey: labelFromKey, nilIsZero: nilIsZero, parse: toFloat64}
+	return &gauge{common: common{at: at, fromPath: pathLabelsOf(fromPath)}, valueFrom: valueFrom, labelFromKey: labelFromKey, nilIsZero: nilIsZero, parse: toFloat64}
+}
+
+// labelMap is a labelSet as a map, for comparisons.
+func labelMap(ls labelSet) map[string]string {
+	m := map[string]string{}
+	for _, l := range ls {
+		m[l.name] = l.value
+	}
+	return m
 }
 
 // The cases of kube-state-metrics' Test_values, with its expected series.
@@ -81,11 +90,11 @@ func TestValuesAsKubeStateMetrics(t *testing.T) {
 		{"path-relative valueFrom percentage", newGauge(p("metadata"), p("percentage"), "", false, map[string]path{"name": p("name")}),
 			[]eachValue{ev(0.39, "name", "foo")}},
 		{"boolean_string nilIsZero", newGauge(p("spec", "paused"), nil, "", true, nil), []eachValue{ev(0)}},
-		{"info", &info{common: common{fromPath: map[string]path{"version": p("spec", "version")}}}, []eachValue{ev(1, "version", "v0.0.0")}},
+		{"info", &info{common: common{fromPath: pathLabelsOf(map[string]path{"version": p("spec", "version")})}}, []eachValue{ev(1, "version", "v0.0.0")}},
 		{"info nil path", &info{common: common{at: p("does", "not", "exist")}}, nil},
 		{"info label from key", &info{common: common{at: p("status", "active")}, labelFromKey: "type"},
 			[]eachValue{ev(1, "type", "type-a"), ev(1, "type", "type-b")}},
-		{"info label from path", &info{common: common{at: p("status", "sub"), fromPath: map[string]path{"active": p("active")}}},
+		{"info label from path", &info{common: common{at: p("status", "sub"), fromPath: pathLabelsOf(map[string]path{"active": p("active")})}},
 			[]eachValue{ev(1, "active", "1"), ev(1, "active", "3")}},
 		{"stateset", &stateSet{common: common{at: p("status", "phase")}, labelName: "phase", list: []string{"foo", "bar"}},
 			[]eachValue{ev(0, "phase", "bar"), ev(1, "phase", "foo")}},
@@ -95,12 +104,12 @@ func TestValuesAsKubeStateMetrics(t *testing.T) {
 		{"status_conditions", newGauge(p("status", "conditions", "[type=Ready]", "status"), nil, "", false, nil), []eachValue{ev(1)}},
 		{"status_conditions_all", newGauge(p("status", "conditions"), p("status"), "", false, map[string]path{"type": p("type")}),
 			[]eachValue{ev(0, "type", "Provisioned"), ev(1, "type", "Ready")}},
-		{"= expression matching", &info{common: common{fromPath: map[string]path{"bar": p("metadata", "annotations", "bar=baz")}}},
+		{"= expression matching", &info{common: common{fromPath: pathLabelsOf(map[string]path{"bar": p("metadata", "annotations", "bar=baz")})}},
 			[]eachValue{ev(1, "bar", "baz")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.each.values(tc.each.path().get(obj))
-			slices.SortFunc(got, func(a, b eachValue) int { return compareLabels(a.labels, b.labels) })
+			slices.SortFunc(got, func(a, b eachValue) int { return compareLabelSets(a.labels, b.labels) })
 			require.Equal(t, tc.want, got)
 		})
 	}
@@ -110,16 +119,16 @@ func TestValuesAsKubeStateMetrics(t *testing.T) {
 func TestPathsAsKubeStateMetrics(t *testing.T) {
 	obj := fixture(t)
 	p := func(parts ...string) path { return mustPath(t, parts...) }
-	got := map[string]string{}
-	addPathLabels(obj, map[string]path{"bool": p("spec", "order", "-1", "value"), "number": p("spec", "replicas"), "string": p("metadata", "labels", "foo")}, got)
-	require.Equal(t, map[string]string{"bool": "false", "number": "1", "string": "bar"}, got)
+	var got labelSet
+	addPathLabels(obj, pathLabelsOf(map[string]path{"bool": p("spec", "order", "-1", "value"), "number": p("spec", "replicas"), "string": p("metadata", "labels", "foo")}), &got)
+	require.Equal(t, map[string]string{"bool": "false", "number": "1", "string": "bar"}, labelMap(got))
 
-	got = map[string]string{}
-	addPathLabels(obj, map[string]path{"*1": p("metadata", "annotations"), "bar": p("metadata", "labels", "foo"), "label_object_*": p("metadata", "annotations")}, got)
-	require.Equal(t, map[string]string{"qux": "quxx", "bar": "bar", "label_object_qux": "quxx", "label_object_bar": "baz"}, got)
+	got = nil
+	addPathLabels(obj, pathLabelsOf(map[string]path{"*1": p("metadata", "annotations"), "bar": p("metadata", "labels", "foo"), "label_object_*": p("metadata", "annotations")}), &got)
+	require.Equal(t, map[string]string{"qux": "quxx", "bar": "bar", "label_object_qux": "quxx", "label_object_bar": "baz"}, labelMap(got))
 
-	got = map[string]string{}
-	addPathLabels(obj, map[string]path{"idx": p("spec", "order", "5")}, got)
+	got = nil
+	addPathLabels(obj, pathLabelsOf(map[string]path{"idx": p("spec", "order", "5")}), &got)
 	require.Empty(t, got)
 
 	for _, tc := range []struct {
