@@ -13,7 +13,7 @@ all: build
 build: ## Build bin/kube-state-push.
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-state-push ./cmd/kube-state-push
 
-tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos and helm (for the chart tests) from the Go module proxy (cached).
+tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, helm (for the chart tests) and a hollow kubelet (tools/kubelet, for the kubelet tests) from the Go module proxy (cached).
 	scripts/build-tools.sh
 
 test: tools vet fmt-check fuzz-short ## Every test: unit and end-to-end against the real parts, with -race.
@@ -43,7 +43,7 @@ tidy-check:
 	git diff --exit-code go.mod go.sum
 
 bench: ## Micro-benchmarks of the hot paths.
-	$(GO) test -run '^$$' -bench . -benchmem ./encode ./agent ./watch
+	$(GO) test -run '^$$' -bench . -benchmem ./encode ./agent ./watch ./kubelet
 
 # Not part of `make test`: about 25 minutes at the default scale. BENCH_FLAGS passes flags, e.g.
 # make bench-e2e BENCH_FLAGS='-pods 500 -nodes 50 -interval 10s -window 1m -out ""'

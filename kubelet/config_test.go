@@ -109,3 +109,30 @@ func pathNames(ps []kubelet.PathConfig) []string {
 	}
 	return slices.Clip(out)
 }
+
+// The commented kubelet block of the root config.yaml loads once
+// uncommented, so the example cannot rot.
+func TestExampleConfigBlock(t *testing.T) {
+	data, err := os.ReadFile("../config.yaml")
+	require.NoError(t, err)
+	var block []string
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case line == "# kubelet:":
+			in = true
+		case in && !strings.HasPrefix(line, "#"):
+			in = false
+		}
+		if in {
+			block = append(block, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " "))
+		}
+	}
+	require.NotEmpty(t, block)
+	text := "remote_write:\n  - url: http://receiver.example/api/v1/write\n" + strings.Join(block, "\n") + "\n"
+	cfg, err := agent.Load([]byte(text), "config.yaml")
+	require.NoError(t, err, "%s", text)
+	require.Equal(t, kubelet.ModeDirect, cfg.Kubelet.Mode)
+	require.Equal(t, []string{"/metrics/cadvisor"}, pathNames(cfg.Kubelet.Paths))
+	require.Equal(t, []string{"container_tasks_state"}, cfg.Kubelet.Paths[0].MetricDenylist)
+}
