@@ -83,7 +83,9 @@ type Source struct {
 	// external are the external labels; a reload replaces them.
 	external atomic.Pointer[[]encode.Label]
 
-	// mu guards nodes.
+	// mu guards nodes and each nodeState's node and busy; Store.Set is
+	// called under it, so that a read finishing as its node is deleted
+	// cannot store the node's series again after the delete ended them.
 	mu sync.Mutex
 	// nodes are the nodes to read, by UID.
 	nodes map[types.UID]*nodeState
