@@ -119,6 +119,15 @@ spec:
         - name: gizmo_count
           help: Every served version, no prefix.
           each: {type: Gauge, gauge: {path: [spec, count]}}
+    # The same resource (v1) again: the last entry renders it, as
+    # kube-state-metrics replaces the store of the earlier one.
+    - groupVersionKind: {group: other.example.com, version: v1, kind: Gizmo}
+      metricNamePrefix: ""
+      labelsFromPath: {gizmo: [metadata, name]}
+      metrics:
+        - name: gizmo_again
+          help: The same kind again.
+          each: {type: Gauge, gauge: {path: [spec, count]}}
 `
 
 // crdObject is a CRD of the given scope serving versions (the first
