@@ -80,6 +80,10 @@ type Source struct {
 	// renderers are reused between reads (their scratch space grows to
 	// the largest body), one per read running.
 	renderers sync.Pool
+	// added wakes Run when a node is added, to read it at once rather
+	// than an interval later (the nodes' initial list comes after Run's
+	// first tick).
+	added chan struct{}
 	// external are the external labels; a reload replaces them.
 	external atomic.Pointer[[]encode.Label]
 
@@ -102,6 +106,9 @@ type nodeState struct {
 	// node, so that a slow node never piles up reads. Guarded by
 	// Source.mu.
 	busy bool
+	// fresh is set until the node's first read starts, which does not
+	// wait for the next interval. Guarded by Source.mu.
+	fresh bool
 }
 
 // New builds a Source; Run starts it.
@@ -109,7 +116,7 @@ func New(cfg Config, o Options) *Source {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Source{cfg: cfg, o: o, sem: make(chan struct{}, cfg.Concurrency), nodes: map[types.UID]*nodeState{}}
+	s := &Source{cfg: cfg, o: o, sem: make(chan struct{}, cfg.Concurrency), nodes: map[types.UID]*nodeState{}, added: make(chan struct{}, 1)}
 	s.renderers.New = func() any { return newRenderer() }
 	s.SetExternalLabels(o.ExternalLabels)
 	return s
@@ -130,8 +137,12 @@ func (s *Source) Upsert(n Node) {
 		st.node = n
 		return
 	}
-	s.nodes[n.UID] = &nodeState{node: n, gone: make(chan struct{})}
+	s.nodes[n.UID] = &nodeState{node: n, gone: make(chan struct{}), fresh: true}
 	s.o.Metrics.addNode(n.Name, s.cfg.Paths)
+	select {
+	case s.added <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 }
 
 // Delete forgets a node: its series get staleness markers in the next
@@ -181,26 +192,37 @@ func (s *Source) Run(ctx context.Context) {
 	defer wg.Wait()
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
+	all := true
 	for {
-		s.tick(ctx, &wg)
+		s.start(ctx, &wg, all)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			all = true
+		case <-s.added:
+			all = false
 		}
 	}
 }
 
 // tick starts a read of every node that is not still being read.
-func (s *Source) tick(ctx context.Context, wg *sync.WaitGroup) {
+func (s *Source) tick(ctx context.Context, wg *sync.WaitGroup) { s.start(ctx, wg, true) }
+
+// start starts a read of every node not still being read (all), or of
+// the nodes never read yet.
+func (s *Source) start(ctx context.Context, wg *sync.WaitGroup, all bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range s.nodes {
+		if !all && !st.fresh {
+			continue
+		}
 		if st.busy {
 			s.o.Metrics.skipped.WithLabelValues(st.node.Name).Inc()
 			continue
 		}
-		st.busy = true
+		st.busy, st.fresh = true, false
 		n := st.node
 		wg.Go(func() {
 			defer func() { s.mu.Lock(); st.busy = false; s.mu.Unlock() }()

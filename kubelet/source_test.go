@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -154,4 +155,56 @@ func TestSourceSkipsABusyNode(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// A node added while the source runs is read at once, not an interval
+// later; the nodes already read wait for their interval.
+func TestSourceReadsANewNodeAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		reads := &countingReader{}
+		cfg := Config{Interval: time.Hour, Timeout: time.Second, Concurrency: 2, Job: "kubelet",
+			Paths: []PathConfig{{Path: PathCadvisor}}}
+		require.NoError(t, cfg.Paths[0].validate())
+		src := New(cfg, Options{Reader: reads, Store: store, Metrics: NewMetrics(prometheus.NewRegistry())})
+		src.Upsert(Node{UID: "u-a", Name: "a", Address: "10.0.0.1", Port: 10250})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); src.Run(ctx) }()
+		synctest.Wait()
+		require.Equal(t, map[string]int{"a": 1}, reads.counts())
+
+		src.Upsert(Node{UID: "u-b", Name: "b", Address: "10.0.0.2", Port: 10250})
+		synctest.Wait()
+		require.Equal(t, map[string]int{"a": 1, "b": 1}, reads.counts(), "b read at once, a not again")
+		require.Len(t, store.get(t, "u-b"), 7)
+
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.Equal(t, map[string]int{"a": 2, "b": 2}, reads.counts())
+		cancel()
+		<-done
+	})
+}
+
+// countingReader serves body and counts the reads of each node.
+type countingReader struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingReader) Read(_ context.Context, n Node, _ string) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[n.Name]++
+	return []byte(body), nil
+}
+
+func (c *countingReader) counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
 }
