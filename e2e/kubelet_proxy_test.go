@@ -73,11 +73,29 @@ func TestKubeletThroughAPIServer(t *testing.T) {
 	createNamespace(t, c, ns)
 	bindPods(t, c, ns, ip, map[string][]string{"api": {"server"}})
 
-	_, stop := startAgent(t, "kubelet:\n  mode: apiserver\n  interval: 1s\n  timeout: 900ms\n")
+	_, stop := startAgent(t, `kubelet:
+  mode: apiserver
+  interval: 1s
+  timeout: 900ms
+  paths:
+    - path: /metrics/cadvisor
+    - path: /metrics/resource
+    - path: /metrics
+      metric_allowlist: [^kubelet_]
+`)
 	sel := fmt.Sprintf(`node=%q,job="kubelet",metrics_path="/metrics/cadvisor",instance="%s:%d"`, ip, ip, port)
 	expectQuery(t, fmt.Sprintf(`count(container_memory_working_set_bytes{id="/",%s})`, sel), "", map[string]float64{"": 1})
 	expectQuery(t, fmt.Sprintf(`count(container_memory_working_set_bytes{container!="",namespace=%q,%s}) by (pod,container)`, ns, sel), "pod,container",
 		map[string]float64{"api/server": 1})
 	expectQuery(t, fmt.Sprintf(`up{%s}`, sel), "node", map[string]float64{ip: 1})
+	// The other two paths, through the same proxy: every series of
+	// /metrics matches the allowlist.
+	all := fmt.Sprintf(`node=%q,job="kubelet"`, ip)
+	expectQuery(t, fmt.Sprintf(`up{%s}`, all), "metrics_path", map[string]float64{"/metrics/cadvisor": 1, "/metrics/resource": 1, "/metrics": 1})
+	expectQuery(t, fmt.Sprintf(`kubelet_node_name{%s,metrics_path="/metrics"}`, all), "node", map[string]float64{ip: 1})
+	expectQuery(t, fmt.Sprintf(`count({%s,metrics_path="/metrics",__name__!~"kubelet_.*|up"})`, all), "", map[string]float64{})
+	res, err := queryBy(t.Context(), fmt.Sprintf(`count({%s,metrics_path="/metrics/resource",__name__!="up"}) by (__name__)`, all), "__name__")
+	require.NoError(t, err)
+	t.Logf("/metrics/resource families from the hollow kubelet: %v", sorted(res))
 	require.NoError(t, stop())
 }
