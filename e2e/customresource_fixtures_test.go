@@ -16,8 +16,8 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 )
 
-// The custom resources of the custom resource tests: three CRDs, one
-// namespaced, one cluster-scoped and one serving two versions, whose
+// The custom resources of the custom resource tests: five CRDs, namespaced
+// and cluster-scoped, one serving two versions, two of one group, whose
 // objects exercise every metric type and path feature of
 // kube-state-metrics' CustomResourceState (crsDocument).
 
@@ -119,6 +119,12 @@ spec:
         - name: gizmo_count
           help: Every served version, no prefix.
           each: {type: Gauge, gauge: {path: [spec, count]}}
+    - groupVersionKind: {group: third.example.com, version: v1, kind: "*"}
+      labelsFromPath: {name: [metadata, name]}
+      metrics:
+        - name: any_kind_size
+          help: Every kind of the group.
+          each: {type: Gauge, gauge: {path: [spec, size]}}
     # The same resource (v1) again: the last entry renders it, as
     # kube-state-metrics replaces the store of the earlier one.
     - groupVersionKind: {group: other.example.com, version: v1, kind: Gizmo}
@@ -214,6 +220,8 @@ func crsFixtures(t *testing.T, ctx context.Context, dc dynamic.Interface, ns str
 	createCRD(t, ctx, dc, crdObject("crs.example.com", "Widget", "widgets", "Namespaced", "v1"))
 	createCRD(t, ctx, dc, crdObject("crs.example.com", "Gadget", "gadgets", "Cluster", "v1"))
 	createCRD(t, ctx, dc, crdObject("other.example.com", "Gizmo", "gizmos", "Namespaced", "v1", "v1alpha1"))
+	createCRD(t, ctx, dc, crdObject("third.example.com", "Part", "parts", "Cluster", "v1"))
+	createCRD(t, ctx, dc, crdObject("third.example.com", "Bolt", "bolts", "Cluster", "v1"))
 	createObjects(t, ctx, dc, widgetsGVR, fmt.Sprintf(`
 apiVersion: crs.example.com/v1
 kind: Widget
@@ -263,6 +271,10 @@ kind: Gadget
 metadata: {name: g2}
 spec: {size: "1.5"}
 `)
+	createObjects(t, ctx, dc, schema.GroupVersionResource{Group: "third.example.com", Version: "v1", Resource: "parts"},
+		"{apiVersion: third.example.com/v1, kind: Part, metadata: {name: p1}, spec: {size: 2}}")
+	createObjects(t, ctx, dc, schema.GroupVersionResource{Group: "third.example.com", Version: "v1", Resource: "bolts"},
+		"{apiVersion: third.example.com/v1, kind: Bolt, metadata: {name: b1}, spec: {size: 8}}")
 	createObjects(t, ctx, dc, gizmosGVR, fmt.Sprintf(`
 apiVersion: other.example.com/v1
 kind: Gizmo

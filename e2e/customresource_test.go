@@ -58,9 +58,10 @@ func onlyFamilies(series map[string]float64, families map[string]customresource.
 
 // The agent's custom resource series equal kube-state-metrics v2.20's own
 // for the same CustomResourceStateMetrics document, on the real API
-// server: three CRDs (namespaced, cluster-scoped, two versions through a
-// version wildcard) whose objects exercise every metric type and path
-// feature; HELP and type too. No intentional differences.
+// server: five CRDs (namespaced, cluster-scoped, two versions through a
+// version wildcard, two kinds through a kind wildcard) whose objects
+// exercise every metric type and path feature; HELP and type too. No
+// intentional differences.
 func TestCustomResourceStateCompatibility(t *testing.T) {
 	needEnv(t)
 	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
@@ -80,7 +81,7 @@ func TestCustomResourceStateCompatibility(t *testing.T) {
 	require.NoError(t, err)
 	crsFixtures(t, ctx, dc, ns)
 	defer func() {
-		for _, n := range []string{"widgets.crs.example.com", "gadgets.crs.example.com", "gizmos.other.example.com"} {
+		for _, n := range []string{"widgets.crs.example.com", "gadgets.crs.example.com", "gizmos.other.example.com", "parts.third.example.com", "bolts.third.example.com"} {
 			deleteCRD(t, context.Background(), dc, n)
 		}
 	}()
