@@ -60,9 +60,10 @@ type Config struct {
 	TLSConfig config.TLSConfig `yaml:"tls_config"`
 	// Job is the job label of every series.
 	Job string `yaml:"job"`
-	// TargetLabels are added to every series that lacks them, as the
-	// target labels of kube-prometheus-stack's kubelet ServiceMonitor
-	// (honorLabels: true) are.
+	// TargetLabels are added to every series whose body has no label of
+	// the name (an empty one counts), as the target labels of
+	// kube-prometheus-stack's kubelet ServiceMonitor are (honorLabels:
+	// true).
 	TargetLabels map[string]string `yaml:"target_labels"`
 }
 

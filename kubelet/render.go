@@ -16,10 +16,16 @@ import (
 type target struct {
 	// path is the path read, with its filters.
 	path *PathConfig
-	// labels are added to every series that lacks them: job,
-	// metrics_path, node, instance, the target labels and the external
-	// labels.
+	// labels are the target's labels (job, metrics_path, node, instance
+	// and target_labels), added to a series that has no label of the name
+	// in the body, as Prometheus does with honor_labels (which
+	// kube-prometheus-stack's kubelet endpoints set): a label the body
+	// gives, even empty, wins, so the node total id="/", which cAdvisor
+	// writes with namespace="", gets no namespace label.
 	labels []encode.Label
+	// external are the external labels, added to a series that has no
+	// (non-empty) label of the name, as remote write adds them.
+	external []encode.Label
 }
 
 // renderer turns exposition bodies into series sets. It keeps scratch
@@ -54,7 +60,7 @@ func (r *renderer) render(body []byte, t *target, def int64) (*encode.SeriesSet,
 	if set.Timestamps == nil {
 		set.Timestamps = []int64{}
 	}
-	r.b.SetExternal(t.labels)
+	r.b.SetExternal(t.external)
 	p := textparse.NewPromParser(body, r.st, false)
 	dropped := 0
 	for {
@@ -78,6 +84,11 @@ func (r *renderer) render(body []byte, t *target, def int64) (*encode.SeriesSet,
 		}
 		r.b.Reset()
 		r.lbls.Range(func(l labels.Label) { r.b.Add(l.Name, l.Value) })
+		for _, l := range t.labels {
+			if !r.lbls.Has(l.Name) {
+				r.b.Add(l.Name, l.Value)
+			}
+		}
 		r.b.AppendTo(set, v)
 		at := def
 		if ts != nil {

@@ -60,7 +60,7 @@ func testTarget(p *PathConfig) *target {
 	return &target{path: p, labels: []encode.Label{
 		{Name: "job", Value: "kubelet"}, {Name: "metrics_path", Value: p.Path},
 		{Name: "node", Value: "n1"}, {Name: "instance", Value: "10.0.0.1:10250"}, {Name: "namespace", Value: "kube-system"},
-	}}
+	}, external: []encode.Label{{Name: "cluster", Value: "c1"}}}
 }
 
 func TestRenderCadvisor(t *testing.T) {
@@ -70,15 +70,16 @@ func TestRenderCadvisor(t *testing.T) {
 	require.NoError(t, err)
 	const tl = `instance="10.0.0.1:10250",job="kubelet",metrics_path="/metrics/cadvisor"`
 	want := []string{
-		// The node total is kept, and gets the target's namespace as
-		// kube-prometheus-stack's honorLabels job gives it.
-		`container_cpu_usage_seconds_total{cpu="total",id="/",` + tl + `,namespace="kube-system",node="n1"} 120.5 1764600000123`,
-		`container_cpu_usage_seconds_total{container="app",cpu="total",id="/kubepods/podu1/app",image="registry.example/app:1",` + tl + `,name="app",namespace="shop",node="n1",pod="web"} 3 1764600000123`,
-		`container_memory_working_set_bytes{container="app",id="/kubepods/podu1/app",image="registry.example/app:1",` + tl + `,name="app",namespace="shop",node="n1",pod="web"} 16777216 1764600000123`,
-		`container_memory_working_set_bytes{id="/",` + tl + `,namespace="kube-system",node="n1"} 2147483648 1764600000123`,
-		`container_network_receive_bytes_total{container="POD",id="/kubepods/podu1/pause",image="pause:3.10",instance="10.0.0.1:10250",interface="eth0",job="kubelet",metrics_path="/metrics/cadvisor",name="pause",namespace="shop",node="n1",pod="web"} 1000 1764600000123`,
-		// Without a timestamp in the body: the read's time.
-		`machine_cpu_cores{boot_id="b",` + tl + `,namespace="kube-system",node="n1"} 4 42`,
+		// The node total is kept; its namespace="" wins over the
+		// target's namespace, as with honor_labels.
+		`container_cpu_usage_seconds_total{cluster="c1",cpu="total",id="/",` + tl + `,node="n1"} 120.5 1764600000123`,
+		`container_cpu_usage_seconds_total{cluster="c1",container="app",cpu="total",id="/kubepods/podu1/app",image="registry.example/app:1",` + tl + `,name="app",namespace="shop",node="n1",pod="web"} 3 1764600000123`,
+		`container_memory_working_set_bytes{cluster="c1",container="app",id="/kubepods/podu1/app",image="registry.example/app:1",` + tl + `,name="app",namespace="shop",node="n1",pod="web"} 16777216 1764600000123`,
+		`container_memory_working_set_bytes{cluster="c1",id="/",` + tl + `,node="n1"} 2147483648 1764600000123`,
+		`container_network_receive_bytes_total{cluster="c1",container="POD",id="/kubepods/podu1/pause",image="pause:3.10",instance="10.0.0.1:10250",interface="eth0",job="kubelet",metrics_path="/metrics/cadvisor",name="pause",namespace="shop",node="n1",pod="web"} 1000 1764600000123`,
+		// Without a timestamp in the body: the read's time. Without a
+		// namespace label: the target's.
+		`machine_cpu_cores{boot_id="b",cluster="c1",` + tl + `,namespace="kube-system",node="n1"} 4 42`,
 	}
 	sort.Strings(want)
 	if d := cmp.Diff(want, text(t, set)); d != "" {

@@ -268,7 +268,7 @@ func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
 // failed scrape gives them in Prometheus.
 func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfig) *encode.SeriesSet {
 	start := time.Now()
-	t := &target{path: p, labels: s.targetLabels(n, p.Path)}
+	t := &target{path: p, labels: s.targetLabels(n, p.Path), external: *s.external.Load()}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	body, err := s.o.Reader.Read(rctx, n, p.Path)
 	cancel()
@@ -287,9 +287,12 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 		up = 0
 	}
 	s.o.Metrics.observe(n.Name, p.Path, took, len(set.Refs), dropped, err)
-	r.b.SetExternal(t.labels)
+	r.b.SetExternal(t.external)
 	r.b.Reset()
 	r.b.Add(encode.MetricName, "up")
+	for _, l := range t.labels {
+		r.b.Add(l.Name, l.Value)
+	}
 	r.b.AppendTo(set, up)
 	set.Timestamps = append(set.Timestamps, start.UnixMilli())
 	c := set.Clone()
@@ -297,8 +300,7 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 }
 
 // targetLabels are the labels kube-prometheus-stack's kubelet job gives a
-// node's path: job, metrics_path, node, instance and its target labels,
-// then the external labels.
+// node's path: job, metrics_path, node, instance and its target labels.
 func (s *Source) targetLabels(n Node, path string) []encode.Label {
 	ls := []encode.Label{
 		{Name: "job", Value: s.cfg.Job},
@@ -309,5 +311,5 @@ func (s *Source) targetLabels(n Node, path string) []encode.Label {
 	for k, v := range s.cfg.TargetLabels {
 		ls = append(ls, encode.Label{Name: k, Value: v})
 	}
-	return append(ls, *s.external.Load()...)
+	return ls
 }

@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
+)
+
+// TestKubeletLabelsAsPrometheusScrapes compares what the agent pushes with
+// what a real Prometheus stores when it scrapes the same hollow kubelet
+// as kube-prometheus-stack's kubelet cAdvisor endpoint does (honor_labels,
+// the Service's target labels, metrics_path from __metrics_path__, the
+// node label the operator adds): the same label sets, for the node total
+// and for every container.
+func TestKubeletLabelsAsPrometheusScrapes(t *testing.T) {
+	needEnv(t)
+	c, err := env.cp.Client()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	tl := writeKubeletTLS(t, dir)
+	node := "kubelet-e2e-labels"
+	hk := startHollowKubelet(t, c, node, tl)
+	t.Cleanup(func() { cleanupNodes(t, c, []string{node}) })
+	ns := "kubelet-e2e-labels"
+	createNamespace(t, c, ns)
+	bindPods(t, c, ns, node, map[string][]string{"web": {"app", "sidecar"}})
+
+	scraper, err := testenv.StartPrometheusWithConfig(t.Context(), dir, fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: kubelet
+    honor_labels: true
+    scheme: https
+    tls_config: {ca_file: %s}
+    metrics_path: /metrics/cadvisor
+    static_configs:
+      - targets: ["127.0.0.1:%d"]
+        labels: {endpoint: https-metrics, namespace: kube-system, service: kube-prometheus-stack-kubelet, node: %s}
+    relabel_configs:
+      - source_labels: [__metrics_path__]
+        target_label: metrics_path
+`, tl.caFile, hk.port, node))
+	require.NoError(t, err)
+	defer scraper.Stop()
+
+	_, stop := startAgent(t, fmt.Sprintf("kubelet:\n  interval: 1s\n  timeout: 900ms\n  bearer_token_file: \"\"\n  tls_config: {ca_file: %s}\n", tl.caFile))
+	defer func() { require.NoError(t, stop()) }()
+
+	q := fmt.Sprintf(`container_memory_working_set_bytes{node=%q,container!=""} or container_memory_working_set_bytes{node=%q,id="/"}`, node, node)
+	labelSets := func(p *testenv.Prometheus, drop ...string) ([]string, error) {
+		res, err := p.Query(t.Context(), q)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, s := range res {
+			m := maps.Clone(s.Metric)
+			for _, d := range drop {
+				delete(m, d)
+			}
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(m)) {
+				parts = append(parts, k+"="+strconv.Quote(m[k]))
+			}
+			out = append(out, strings.Join(parts, ","))
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	eventually(t, 60*time.Second, "the same label sets as a kube-prometheus-stack scrape", func() error {
+		// The agent adds up its own cluster external label; a scrape of
+		// its own has no such label.
+		pushed, err := labelSets(env.prom, "cluster")
+		if err != nil {
+			return err
+		}
+		scraped, err := labelSets(scraper)
+		if err != nil {
+			return err
+		}
+		if len(scraped) != 3 {
+			return fmt.Errorf("scraped %d series, want the root and 2 containers: %v", len(scraped), scraped)
+		}
+		if d := cmp.Diff(scraped, pushed); d != "" {
+			return fmt.Errorf("label sets (-scraped +pushed):\n%s", d)
+		}
+		return nil
+	})
+	got, err := labelSets(scraper)
+	require.NoError(t, err)
+	t.Logf("label sets as Prometheus scrapes them and the agent pushes them:\n%s", strings.Join(got, "\n"))
+}
