@@ -94,6 +94,12 @@ func TestKubeletThroughAPIServer(t *testing.T) {
 	expectQuery(t, fmt.Sprintf(`up{%s}`, all), "metrics_path", map[string]float64{"/metrics/cadvisor": 1, "/metrics/resource": 1, "/metrics": 1})
 	expectQuery(t, fmt.Sprintf(`kubelet_node_name{%s,metrics_path="/metrics"}`, all), "node", map[string]float64{ip: 1})
 	expectQuery(t, fmt.Sprintf(`count({%s,metrics_path="/metrics",__name__!~"kubelet_.*|up"})`, all), "", map[string]float64{})
+	// /metrics/resource: the kubelet's summary provider over the
+	// synthetic cAdvisor's root (pods come from the fake CRI, which
+	// reports no stats).
+	expectQuery(t, fmt.Sprintf(`resource_scrape_error{%s,metrics_path="/metrics/resource"}`, all), "node", map[string]float64{ip: 0})
+	expectPositive(t, fmt.Sprintf(`node_memory_working_set_bytes{%s,metrics_path="/metrics/resource"}`, all), "node", []string{ip})
+	expectPositive(t, fmt.Sprintf(`node_cpu_usage_seconds_total{%s,metrics_path="/metrics/resource"}`, all), "node", []string{ip})
 	res, err := queryBy(t.Context(), fmt.Sprintf(`count({%s,metrics_path="/metrics/resource",__name__!="up"}) by (__name__)`, all), "__name__")
 	require.NoError(t, err)
 	t.Logf("/metrics/resource families from the hollow kubelet: %v", sorted(res))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,22 +81,29 @@ func (c *syntheticCadvisor) stats(now time.Time, share float64, base, rate uint6
 	}
 }
 
-func (c *syntheticCadvisor) info(name string, lbls map[string]string, image string, st *cadvisorapi.ContainerStats) *cadvisorapi.ContainerInfo {
+func (c *syntheticCadvisor) info(name string, lbls map[string]string, image string, st []*cadvisorapi.ContainerStats) *cadvisorapi.ContainerInfo {
 	return &cadvisorapi.ContainerInfo{
 		ContainerReference: cadvisorapi.ContainerReference{Name: name},
 		Spec: cadvisorapi.ContainerSpec{
 			CreationTime: c.start, Labels: lbls, Image: image,
 			HasCpu: true, HasMemory: true, HasFilesystem: true,
 		},
-		Stats: []*cadvisorapi.ContainerStats{st},
+		Stats: st,
 	}
 }
 
-// GetRequestedContainersInfo answers the collector's recursive request for "/".
-func (c *syntheticCadvisor) GetRequestedContainersInfo(string, cadvisorapi.RequestOptions) (map[string]*cadvisorapi.ContainerInfo, error) {
-	now := time.Now()
+// containers returns the synthetic containers with their stats at each of
+// the times given, by cgroup name.
+func (c *syntheticCadvisor) containers(at ...time.Time) map[string]*cadvisorapi.ContainerInfo {
+	series := func(share float64, base, rate uint64) []*cadvisorapi.ContainerStats {
+		out := make([]*cadvisorapi.ContainerStats, len(at))
+		for i, t := range at {
+			out[i] = c.stats(t, share, base, rate, 100*gib)
+		}
+		return out
+	}
 	out := map[string]*cadvisorapi.ContainerInfo{
-		"/": c.info("/", nil, "", c.stats(now, 0.5, 2*gib, 1<<20, 100*gib)),
+		"/": c.info("/", nil, "", series(0.5, 2*gib, 1<<20)),
 	}
 	for _, p := range c.pods() {
 		if p.DeletionTimestamp != nil || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
@@ -105,14 +113,34 @@ func (c *syntheticCadvisor) GetRequestedContainersInfo(string, cadvisorapi.Reque
 		podLabels := map[string]string{
 			"io.kubernetes.pod.name": p.Name, "io.kubernetes.pod.namespace": p.Namespace, "io.kubernetes.pod.uid": string(p.UID),
 		}
-		out[pod] = c.info(pod, podLabels, "", c.stats(now, 0.02*float64(len(p.Spec.Containers)), 32<<20, 4096, 100*gib))
+		out[pod] = c.info(pod, podLabels, "", series(0.02*float64(len(p.Spec.Containers)), 32<<20, 4096))
 		for _, ctr := range p.Spec.Containers {
 			name := pod + "/" + ctr.Name
 			l := map[string]string{"io.kubernetes.container.name": ctr.Name}
 			for k, v := range podLabels {
 				l[k] = v
 			}
-			out[name] = c.info(name, l, ctr.Image, c.stats(now, 0.02, 16<<20, 4096, 100*gib))
+			out[name] = c.info(name, l, ctr.Image, series(0.02, 16<<20, 4096))
+		}
+	}
+	return out
+}
+
+// GetRequestedContainersInfo answers the collector's recursive request for
+// "/" (/metrics/cadvisor): one sample of each container, taken now.
+func (c *syntheticCadvisor) GetRequestedContainersInfo(string, cadvisorapi.RequestOptions) (map[string]*cadvisorapi.ContainerInfo, error) {
+	return c.containers(time.Now()), nil
+}
+
+// ContainerInfoV2 answers the summary API's requests (/metrics/resource,
+// /stats/summary): the named container, and with Recursive those below
+// it, with two samples a second apart, from which rates are derived.
+func (c *syntheticCadvisor) ContainerInfoV2(name string, o cadvisorapi.RequestOptions) (map[string]cadvisorapi.ContainerInfo, error) {
+	now := time.Now()
+	out := map[string]cadvisorapi.ContainerInfo{}
+	for n, info := range c.containers(now.Add(-time.Second), now) {
+		if n == name || o.Recursive && (name == "/" || strings.HasPrefix(n, name+"/")) {
+			out[n] = *info
 		}
 	}
 	return out, nil
@@ -120,11 +148,6 @@ func (c *syntheticCadvisor) GetRequestedContainersInfo(string, cadvisorapi.Reque
 
 // Start does nothing: there is nothing to watch.
 func (c *syntheticCadvisor) Start() error { return nil }
-
-// ContainerInfoV2 gives nothing: the summary API is not what the tests read.
-func (c *syntheticCadvisor) ContainerInfoV2(string, cadvisorapi.RequestOptions) (map[string]cadvisorapi.ContainerInfo, error) {
-	return map[string]cadvisorapi.ContainerInfo{}, nil
-}
 
 // MachineInfo describes the synthetic machine.
 func (c *syntheticCadvisor) MachineInfo(klog.Logger) (*cadvisorapi.MachineInfo, error) {
