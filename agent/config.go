@@ -187,6 +187,9 @@ func LoadFile(path string) (*Config, error) {
 		// Credential and certificate files are relative to the config file.
 		cfg.RemoteWrite[i].HTTPClientConfig.SetDirectory(dir)
 	}
+	if cfg.Kubelet != nil {
+		cfg.Kubelet.SetDirectory(dir)
+	}
 	return cfg, nil
 }
 

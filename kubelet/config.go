@@ -122,6 +122,14 @@ func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
+// SetDirectory makes the section's file paths (bearer_token_file and
+// tls_config's files) relative to dir, the configuration file's, as
+// remote_write's are.
+func (c *Config) SetDirectory(dir string) {
+	c.BearerTokenFile = config.JoinDir(dir, c.BearerTokenFile)
+	c.TLSConfig.SetDirectory(dir)
+}
+
 var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // Validate checks the section and compiles the metric lists. Keys in

@@ -136,3 +136,21 @@ func TestExampleConfigBlock(t *testing.T) {
 	require.Equal(t, []string{"/metrics/cadvisor"}, pathNames(cfg.Kubelet.Paths))
 	require.Equal(t, []string{"container_tasks_state"}, cfg.Kubelet.Paths[0].MetricDenylist)
 }
+
+// File paths in the section are relative to the configuration file, as
+// remote_write's are; absolute ones and the defaults stay.
+func TestConfigRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(f, []byte("remote_write:\n  - url: http://receiver.example/api/v1/write\nkubelet:\n  bearer_token_file: token\n  tls_config: {ca_file: certs/ca.crt}\n"), 0o600))
+	cfg, err := agent.LoadFile(f)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "token"), cfg.Kubelet.BearerTokenFile)
+	require.Equal(t, filepath.Join(dir, "certs/ca.crt"), cfg.Kubelet.TLSConfig.CAFile)
+
+	require.NoError(t, os.WriteFile(f, []byte("remote_write:\n  - url: http://receiver.example/api/v1/write\nkubelet: {}\n"), 0o600))
+	cfg, err = agent.LoadFile(f)
+	require.NoError(t, err)
+	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/token", cfg.Kubelet.BearerTokenFile)
+	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", cfg.Kubelet.TLSConfig.CAFile)
+}
