@@ -66,6 +66,9 @@ func run(ctx context.Context, kubeconfig, name, nodeIP string, port, roPort int,
 		MaxPods:             110,
 		NodeLabels:          map[string]string{},
 	})
+	// GetHollowKubeletConfig made the root directory (pods, logs) in
+	// $TMPDIR; nothing in it outlives the program.
+	defer func() { _ = os.RemoveAll(f.RootDirectory) }()
 	f.NodeIP = nodeIP
 	c.Address = nodeIP
 	c.NodeStatusUpdateFrequency.Duration = 2 * time.Second
