@@ -51,7 +51,7 @@ func BenchmarkReadCadvisor30(b *testing.B) {
 	b.ReportAllocs()
 	series := 0
 	for b.Loop() {
-		set := src.readPath(ctx, r, n, &src.cfg.Paths[0])
+		set, _ := src.readPath(ctx, r, n, &src.cfg.Paths[0])
 		series = set.Len()
 	}
 	b.ReportMetric(float64(series), "series/op")

@@ -246,18 +246,21 @@ func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
 	defer s.renderers.Put(r)
 	for i := range s.cfg.Paths {
 		p := &s.cfg.Paths[i]
-		set := s.readPath(ctx, r, n, p)
+		set, res := s.readPath(ctx, r, n, p)
 		if ctx.Err() != nil {
 			return // stopping: keep what was read last
 		}
 		s.mu.Lock()
 		select {
 		case <-gone:
+			// Deleted meanwhile: neither its series nor its self-metrics
+			// come back.
 			s.mu.Unlock()
 			return
 		default:
 		}
 		s.o.Store.Set(key(n.UID, p.Path), set)
+		s.o.Metrics.observe(n.Name, p.Path, res.took, res.samples, res.dropped, res.err)
 		s.mu.Unlock()
 	}
 }
@@ -266,7 +269,7 @@ func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
 // Prometheus adds to a scrape: 1 and the samples on success; 0 alone on
 // failure, so that the path's other series get staleness markers, as a
 // failed scrape gives them in Prometheus.
-func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfig) *encode.SeriesSet {
+func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfig) (*encode.SeriesSet, readResult) {
 	start := time.Now()
 	t := &target{path: p, labels: s.targetLabels(n, p.Path), external: *s.external.Load()}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
@@ -286,7 +289,7 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 		set.Reset()
 		up = 0
 	}
-	s.o.Metrics.observe(n.Name, p.Path, took, len(set.Refs), dropped, err)
+	res := readResult{took: took, samples: len(set.Refs), dropped: dropped, err: err}
 	r.b.SetExternal(t.external)
 	r.b.Reset()
 	r.b.Add(encode.MetricName, "up")
@@ -296,7 +299,17 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 	r.b.AppendTo(set, up)
 	set.Timestamps = append(set.Timestamps, start.UnixMilli())
 	c := set.Clone()
-	return &c
+	return &c, res
+}
+
+// readResult is what the self-metrics record of one read.
+type readResult struct {
+	// took is how long the read took.
+	took time.Duration
+	// samples and dropped are the samples kept and filtered out.
+	samples, dropped int
+	// err is why the read failed, or nil.
+	err error
 }
 
 // targetLabels are the labels kube-prometheus-stack's kubelet job gives a

@@ -208,3 +208,29 @@ func (c *countingReader) counts() map[string]int {
 	defer c.mu.Unlock()
 	return maps.Clone(c.n)
 }
+
+// A node deleted while it is being read gets neither its series nor its
+// self-metrics back when the read ends.
+func TestSourceDeleteDuringRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		reg := prometheus.NewRegistry()
+		cfg := Config{Interval: time.Hour, Timeout: 2 * time.Second, Concurrency: 1, Job: "kubelet",
+			Paths: []PathConfig{{Path: PathCadvisor}}}
+		src := New(cfg, Options{Reader: fakeReader{}, Store: store, Metrics: NewMetrics(reg)})
+		src.Upsert(Node{UID: "u-slow", Name: "slow", Address: "10.0.0.2", Port: 10250})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); src.Run(ctx) }()
+		synctest.Wait() // the read waits for its timeout
+		src.Delete("u-slow")
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		require.Nil(t, store.get(t, "u-slow"))
+		n, err := testutil.GatherAndCount(reg)
+		require.NoError(t, err)
+		require.Zero(t, n, "no self-metric of the deleted node")
+		cancel()
+		<-done
+	})
+}
