@@ -244,9 +244,19 @@ func (s *Source) start(ctx context.Context, wg *sync.WaitGroup, all bool) {
 func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
 	r := s.renderers.Get().(*renderer)
 	defer s.renderers.Put(r)
+	// A read of a node deleted meanwhile ends at once, freeing its slot.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-gone:
+			cancel()
+		case <-rctx.Done():
+		}
+	}()
 	for i := range s.cfg.Paths {
 		p := &s.cfg.Paths[i]
-		set, res := s.readPath(ctx, r, n, p)
+		set, res := s.readPath(rctx, r, n, p)
 		if ctx.Err() != nil {
 			return // stopping: keep what was read last
 		}
