@@ -161,8 +161,11 @@ func (d *decoder) applyDelta(body []byte, f *encode.Frame) error {
 		switch {
 		case op == opSet:
 			r.set(set)
-		case op == opValues && old != nil:
+		case op == opValues && old != nil && old.Timestamps == nil:
 			r.values(set, old)
+		case op == opValuesTimed && old != nil && old.Timestamps != nil:
+			r.values(set, old)
+			set.Timestamps = r.timestamps(len(set.Refs))
 		case op == opDiff && old != nil:
 			r.diff(set, old)
 		default:
@@ -304,7 +307,7 @@ func (r *reader) value() float64 {
 func (r *reader) set(s *encode.SeriesSet) {
 	n := r.count()
 	flags := r.byte()
-	if flags&^setOffsets != 0 {
+	if flags&^(setOffsets|setTimestamps) != 0 {
 		r.fail("unknown set flags")
 	}
 	buf := r.bytes(r.count())
@@ -343,6 +346,23 @@ func (r *reader) set(s *encode.SeriesSet) {
 		r.fail("labels do not fill the buffer")
 	}
 	s.Buf, s.Refs = buf, refs
+	if flags&setTimestamps != 0 {
+		s.Timestamps = r.timestamps(n)
+	}
+}
+
+// timestamps reads n series' own sample times (appendTimestamps).
+func (r *reader) timestamps(n int) []int64 {
+	ts := make([]int64, n)
+	prev := int64(0)
+	for i := range ts {
+		prev += unzigzag(r.uvarint())
+		ts[i] = prev
+	}
+	if r.err != nil {
+		return nil
+	}
+	return ts
 }
 
 // values reads opValues: old's series with some values changed.

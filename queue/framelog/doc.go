@@ -12,7 +12,10 @@
 //   - the keys of removed objects,
 //   - per changed object: its changed values (opValues, when its labels
 //     are byte for byte the same), or its series as copies of the old
-//     set's plus new labels (opDiff), or its whole set (opSet),
+//     set's plus new labels (opDiff), or its whole set (opSet); a set
+//     whose series carry their own sample times (kubelet series) stores
+//     them after its values (the setTimestamps flag of a whole set, or
+//     opValuesTimed), each as the zigzag difference from the one before,
 //   - the staleness markers, each as a reference to a series of a removed
 //     or changed object, or in full.
 //

@@ -134,6 +134,11 @@ func (e *encoder) delta(f *encode.Frame) ([]byte, error) {
 			b = append(b, opSet)
 			b = appendSet(b, c.new)
 			e.touch(nil) // keeps touched in step with the reader's
+		case sameSeries(c.old, c.new) && c.new.Timestamps != nil:
+			b = append(b, opValuesTimed)
+			b = appendValueChanges(b, c.old, c.new)
+			b = appendTimestamps(b, c.new.Timestamps)
+			e.touch(c.old)
 		case sameSeries(c.old, c.new):
 			b = append(b, opValues)
 			b = appendValueChanges(b, c.old, c.new)
@@ -188,7 +193,7 @@ func (e *encoder) seal(kind byte, f *encode.Frame) []byte {
 // sameSeries reports whether two sets hold the same series in the same
 // order: only their values may differ.
 func sameSeries(a, b *encode.SeriesSet) bool {
-	if len(a.Refs) != len(b.Refs) || !bytes.Equal(a.Buf, b.Buf) {
+	if len(a.Refs) != len(b.Refs) || !bytes.Equal(a.Buf, b.Buf) || (a.Timestamps == nil) != (b.Timestamps == nil) {
 		return false
 	}
 	for i := range a.Refs {
@@ -226,6 +231,9 @@ const (
 	// setOffsets: each series stores its offset (the labels are not back
 	// to back in render order).
 	setOffsets = 1
+	// setTimestamps: the series carry their own sample times
+	// (SeriesSet.Timestamps), which follow the series (appendTimestamps).
+	setTimestamps = 2
 )
 
 // appendSet appends a whole set: series count, flags, Buf, and per series
@@ -244,6 +252,9 @@ func appendSet(b []byte, s *encode.SeriesSet) []byte {
 	if off != uint32(len(s.Buf)) {
 		flags |= setOffsets
 	}
+	if s.Timestamps != nil {
+		flags |= setTimestamps
+	}
 	b = binary.AppendUvarint(b, uint64(len(s.Refs)))
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(len(s.Buf)))
@@ -260,6 +271,21 @@ func appendSet(b []byte, s *encode.SeriesSet) []byte {
 		}
 		b = appendValue(b, r.Value)
 	}
+	if flags&setTimestamps != 0 {
+		b = appendTimestamps(b, s.Timestamps)
+	}
+	return b
+}
+
+// appendTimestamps appends the series' own sample times, each as the
+// zigzag difference from the one before (from 0 for the first): series
+// read together share or nearly share one.
+func appendTimestamps(b []byte, ts []int64) []byte {
+	prev := int64(0)
+	for _, t := range ts {
+		b = binary.AppendUvarint(b, zigzag(t-prev))
+		prev = t
+	}
 	return b
 }
 
@@ -268,6 +294,12 @@ func appendSet(b []byte, s *encode.SeriesSet) []byte {
 // derived, 1 new labels and their hash, k >= 2 old series k-2; then new
 // labels as length and bytes (and hash), then the value.
 func (e *encoder) appendDiff(b []byte, old, new *encode.SeriesSet) []byte {
+	if new.Timestamps != nil {
+		// A set of series with their own times changes whole at each
+		// read: not worth a diff.
+		b = append(b, opSet)
+		return appendSet(b, new)
+	}
 	clear(e.oldIdx)
 	for i, r := range old.Refs {
 		e.oldIdx[r.Hash] = i

@@ -48,6 +48,10 @@ const (
 	// opDiff: the set as a list of series, each either a copy of one of
 	// the previous set's (by index) or new labels.
 	opDiff = 3
+	// opValuesTimed: opValues for a set whose series carry their own
+	// sample times (kubelet series), followed by every series' time
+	// (appendTimestamps).
+	opValuesTimed = 4
 )
 
 // Corruption reasons; the reader wraps them in a *CorruptError.
