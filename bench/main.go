@@ -54,6 +54,8 @@ type options struct {
 	workers int
 	// keep keeps the working folder (logs, data) instead of removing it.
 	keep bool
+	// diskBuffer runs kube-state-push with a disk buffer.
+	diskBuffer bool
 }
 
 // parseFlags reads the flags from args.
@@ -74,6 +76,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.agentBin, "agent", "bin/kube-state-push", "the kube-state-push binary (make build)")
 	fs.IntVar(&o.workers, "load-workers", 32, "concurrent requests while loading the cluster")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working folder with every program's log")
+	fs.BoolVar(&o.diskBuffer, "disk-buffer", true, "run kube-state-push with a disk buffer, as deploy/ does (the Prometheus agent writes its WAL)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -173,7 +176,7 @@ func run(ctx context.Context, o options) error {
 	}
 	rep := &report{
 		date: time.Now(), command: commandLine(), machine: readMachine(), versions: versions(o.agentBin, o.receiver),
-		receiver: o.receiver, interval: o.interval, window: o.window, churn: o.churn, spec: o.spec,
+		receiver: o.receiver, interval: o.interval, window: o.window, churn: o.churn, spec: o.spec, diskBuffer: o.diskBuffer,
 	}
 
 	workDir, err := os.MkdirTemp("", "ksp-bench-")
@@ -232,7 +235,7 @@ func run(ctx context.Context, o options) error {
 	defer stopChurn()
 	go ch.run(churnCtx)
 
-	env := sideEnv{kubeconfig: cp.Kubeconfig, writeURL: writeURL, interval: o.interval, agentBin: o.agentBin}
+	env := sideEnv{kubeconfig: cp.Kubeconfig, writeURL: writeURL, interval: o.interval, agentBin: o.agentBin, diskBuffer: o.diskBuffer}
 	mo := measureOpts{window: o.window, interval: o.interval, ticksPerSecond: clockTicks(), logf: logf}
 	for _, s := range o.order() {
 		res, err := measureSide(ctx, s, workDir, env, recv, ch, mo)

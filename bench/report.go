@@ -37,6 +37,8 @@ type report struct {
 	objects map[string]int
 	// loadTook is how long loading the cluster took.
 	loadTook time.Duration
+	// diskBuffer says whether kube-state-push ran with a disk buffer.
+	diskBuffer bool
 	// results are the measured setups, in the order they ran; agent and ksm
 	// point at the ones with those keys, nil when not run.
 	results    []*sideResult
@@ -275,6 +277,11 @@ func (rep *report) render() string {
 		order = append(order, r.title)
 	}
 	fmt.Fprintf(&b, "Order: %s.\n\n", strings.Join(order, ", then "))
+	if rep.diskBuffer {
+		b.WriteString("kube-state-push ran with a disk buffer (`disk_buffer.directory`), as deploy/ runs it; the Prometheus agent writes its WAL.\n\n")
+	} else {
+		b.WriteString("kube-state-push ran without a disk buffer (`-disk-buffer=false`).\n\n")
+	}
 
 	header := []string{"metric", "kube-state-push", "KSM + Prometheus agent", "ratio", "target", "met?"}
 	tableOf := func(rs []row) string {

@@ -118,6 +118,7 @@ func TestRenderBothOrders(t *testing.T) {
 	rep.results = append(rep.results, &k2, &a2)
 	out := rep.render()
 	require.Contains(t, out, "kube-state-push first:")
+	require.Contains(t, out, "kube-state-push ran without a disk buffer")
 	require.Contains(t, out, "KSM + Prometheus agent first:")
 	require.Contains(t, out, "| CPU seconds in the window | 4.0 s | 40.0 s | 0.10 |")
 	require.Contains(t, out, "| CPU seconds in the window | 5.0 s | 50.0 s | 0.10 |")
@@ -235,7 +236,8 @@ pull: {listen_address: "127.0.0.1:8082"}
 push_self_metrics: false
 remote_write:
   - url: "http://127.0.0.1:9/api/v1/write"
-`, agentConfig(env, "127.0.0.1:8080", "127.0.0.1:8082"))
+`, agentConfig(env, "127.0.0.1:8080", "127.0.0.1:8082", ""))
+	require.Contains(t, agentConfig(env, "127.0.0.1:8080", "127.0.0.1:8082", "/tmp/b"), "    disk_buffer: {directory: \"/tmp/b\"}\n")
 	prom := prometheusAgentConfig(env, "127.0.0.1:8081")
 	require.Contains(t, prom, "scrape_interval: 30s\n  scrape_timeout: 30s\n")
 	require.Contains(t, prom, "honor_labels: true")

@@ -20,6 +20,8 @@ type sideEnv struct {
 	interval time.Duration
 	// agentBin is the kube-state-push binary.
 	agentBin string
+	// diskBuffer gives kube-state-push's endpoint a disk buffer.
+	diskBuffer bool
 }
 
 // side is one of the two setups measured.
@@ -44,7 +46,13 @@ var sides = []side{
 // default resources (those kube-state-metrics watches by default) and
 // families, no self-metrics push, the default queue.
 // The pull page is on for the scrape-cost rows; it costs nothing unread.
-func agentConfig(env sideEnv, listen, pull string) string {
+// With buffer set, the endpoint has a disk buffer there, as deploy/ runs
+// it (and as the Prometheus agent on the other side writes a WAL).
+func agentConfig(env sideEnv, listen, pull, buffer string) string {
+	disk := ""
+	if buffer != "" {
+		disk = fmt.Sprintf("    disk_buffer: {directory: %q}\n", buffer)
+	}
 	return fmt.Sprintf(`kubeconfig: %q
 snapshot_interval: %s
 listen_address: %q
@@ -52,7 +60,7 @@ pull: {listen_address: %q}
 push_self_metrics: false
 remote_write:
   - url: %q
-`, env.kubeconfig, env.interval, listen, pull, env.writeURL)
+%s`, env.kubeconfig, env.interval, listen, pull, env.writeURL, disk)
 }
 
 // startAgent starts kube-state-push.
@@ -66,7 +74,11 @@ func startAgent(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, erro
 	}
 	listen, pull := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	cfg := filepath.Join(dir, "kube-state-push.yaml")
-	if err := os.WriteFile(cfg, []byte(agentConfig(env, listen, pull)), 0o600); err != nil {
+	buffer := ""
+	if env.diskBuffer {
+		buffer = filepath.Join(dir, "buffer")
+	}
+	if err := os.WriteFile(cfg, []byte(agentConfig(env, listen, pull, buffer)), 0o600); err != nil {
 		return nil, scrapeTarget{}, fmt.Errorf("writing the agent's config: %w", err)
 	}
 	p, err := testenv.Start(dir, "kube-state-push", env.agentBin, "--config.file="+cfg)
