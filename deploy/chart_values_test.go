@@ -178,9 +178,9 @@ remoteWrite: [{url: "http://prometheus:9090/api/v1/write"}]
 // The chart refuses values that cannot work, saying why: more pushing
 // replicas than one without a way to deduplicate, a claim shared by
 // replicas, Roles that cannot grant what is watched, an unknown collector,
-// a malformed allowlist, a key it does not know (kubelet: the agent has no
-// kubelet source yet), podSecurityContext (securityContext is the pod's, as
-// in kube-state-metrics' chart), no endpoint.
+// a malformed allowlist, a kubelet mode it does not know or kubelets without
+// the nodes watch, podSecurityContext (securityContext is the pod's, as in
+// kube-state-metrics' chart), no endpoint.
 func TestChartRefuses(t *testing.T) {
 	rw := "remoteWrite[0].url=http://prometheus:9090/api/v1/write"
 	for _, tc := range []struct {
@@ -198,7 +198,9 @@ func TestChartRefuses(t *testing.T) {
 		{[]string{"metricAllowlist={kube_pod_info}", "metricDenylist={kube_node_info}"}, "metricAllowlist and metricDenylist exclude each other"},
 		{[]string{"collectors={pods,podz}"}, `collectors: unknown resource "podz"`},
 		{[]string{"metricLabelsAllowlist={pods}"}, `metricLabelsAllowlist: cannot read "pods"`},
-		{[]string{"kubelet.enabled=true"}, "additional properties 'kubelet' not allowed"},
+		{[]string{"kubelet.enabled=true", "kubelet.mode=proxy"}, "kubelet.mode"},
+		{[]string{"kubelet.enabled=true", "kubelet.config.mode=direct"}, "kubelet.config.mode: set kubelet.mode"},
+		{[]string{"kubelet.enabled=true", "collectors={pods}"}, "kubelet.enabled: the kubelets are found through the nodes watch: add nodes to collectors"},
 		{[]string{"podSecurityContext.runAsUser=1000"}, "podSecurityContext: as in kube-state-metrics' chart, the pod's security context is securityContext"},
 		{[]string{"extraConfig.auto_sharding=true", "autosharding.enabled=true", "replicas=2"}, "extraConfig.auto_sharding: the chart sets auto_sharding from its own values"},
 		{nil, "remoteWrite: at least one endpoint is required"},

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -61,6 +62,16 @@ func TestKubeletRBAC(t *testing.T) {
 			if out, ok := renderOverlay(t, dir); ok {
 				require.Contains(t, out, sub)
 				require.Equal(t, 1, strings.Count(out, "nodes/"), "one node subresource in what kubectl renders")
+			}
+			// The chart's kubelet value grants exactly what the patch does.
+			if haveHelm(t) {
+				c := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write",
+					"--set", "kubelet.enabled=true", "--set", "kubelet.mode="+mode, "--set", "kubelet.config.interval=1m")
+				require.Equal(t, want, verbsGranted(t, c), "the chart's ClusterRole with kubelet.mode %s", mode)
+				chartCfg := loadRendered(t, "chart", c)
+				require.NotNil(t, chartCfg.Kubelet)
+				require.Equal(t, mode, chartCfg.Kubelet.Mode)
+				require.Equal(t, time.Minute, chartCfg.Kubelet.Interval, "kubelet.config passes through")
 			}
 		})
 	}

@@ -86,6 +86,15 @@ cannot work are refused here, naming the values.
 {{- if not $crs }}{{ fail "customResourceState.enabled: customResourceState.config is empty" }}{{ end -}}
 {{- $_ := set $cfg "custom_resource_state" $crs -}}
 {{- end -}}
+{{- if .Values.kubelet.enabled -}}
+{{- $mode := .Values.kubelet.mode | default "direct" -}}
+{{- if not (has $mode (list "direct" "apiserver")) }}{{ fail (printf "kubelet.mode: direct or apiserver, not %q" $mode) }}{{ end -}}
+{{- if hasKey (.Values.kubelet.config | default dict) "mode" }}{{ fail "kubelet.config.mode: set kubelet.mode, from which the chart also grants the RBAC" }}{{ end -}}
+{{- with include "kube-state-push.collectors" . | fromYamlArray -}}
+{{- if not (has "nodes" .) }}{{ fail "kubelet.enabled: the kubelets are found through the nodes watch: add nodes to collectors" }}{{ end -}}
+{{- end -}}
+{{- $_ := set $cfg "kubelet" (merge (dict "mode" $mode) (deepCopy (.Values.kubelet.config | default dict))) -}}
+{{- end -}}
 {{- $_ := set $cfg "remote_write" (include "kube-state-push.remoteWrite" . | fromYamlArray) -}}
 {{- range $k, $v := .Values.extraConfig -}}
 {{- if hasKey $cfg $k }}{{ fail (printf "extraConfig.%s: the chart sets %s from its own values" $k $k) }}{{ end -}}

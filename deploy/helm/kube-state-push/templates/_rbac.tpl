@@ -86,6 +86,14 @@ and rbac.extraRules.
   resources: ["customresourcedefinitions"]
   verbs: [list, watch]
 {{- end }}
+{{- if .Values.kubelet.enabled }}
+# kubelet: the agent reads the kubelets' metrics {{ if eq (.Values.kubelet.mode | default "direct") "apiserver" }}through the API server's
+# node proxy (get only: nodes/proxy with create would reach exec){{ else }}directly; each kubelet
+# asks the API server whether the agent may get nodes/metrics{{ end }}.
+- apiGroups: [""]
+  resources: [{{ if eq (.Values.kubelet.mode | default "direct") "apiserver" }}nodes/proxy{{ else }}nodes/metrics{{ end }}]
+  verbs: [get]
+{{- end }}
 {{- with .Values.rbac.extraRules }}
 {{ toYaml . }}
 {{- end }}
