@@ -104,7 +104,7 @@ type TextWriter struct {
 // nil. It does not allocate.
 func MetricNameOf(labels []byte) []byte {
 	for b := labels; ; {
-		name, value, rest, ok := nextLabel(b)
+		name, value, rest, ok := NextLabel(b)
 		if !ok {
 			return nil
 		}
@@ -194,44 +194,13 @@ func isSkipped(skip []Label, lb *rawLabel) bool {
 // decodeRaw appends the labels of b to out.
 func decodeRaw(out []rawLabel, b []byte) []rawLabel {
 	for {
-		name, value, rest, ok := nextLabel(b)
+		name, value, rest, ok := NextLabel(b)
 		if !ok {
 			return out
 		}
 		out = append(out, rawLabel{name: name, value: value})
 		b = rest
 	}
-}
-
-// nextLabel splits the first label off encoded labels (as LabelsBuilder
-// and AppendTrailer write them). ok is false at the end, and for malformed
-// bytes, which never come from this package's writers.
-func nextLabel(b []byte) (name, value, rest []byte, ok bool) {
-	if len(b) < 2 || b[0] != tagTimeSeriesLabels {
-		return nil, nil, nil, false
-	}
-	n, k := readVarint(b[1:])
-	if k == 0 || uint64(len(b)-1-k) < n {
-		return nil, nil, nil, false
-	}
-	label := b[1+k : 1+k+int(n)]
-	rest = b[1+k+int(n):]
-	for len(label) > 1 {
-		tag := label[0]
-		fn, fk := readVarint(label[1:])
-		if fk == 0 || uint64(len(label)-1-fk) < fn {
-			return nil, nil, nil, false
-		}
-		field := label[1+fk : 1+fk+int(fn)]
-		label = label[1+fk+int(fn):]
-		switch tag {
-		case tagLabelName:
-			name = field
-		case tagLabelValue:
-			value = field
-		}
-	}
-	return name, value, rest, true
 }
 
 // appendEscaped appends a label value escaped as the text format wants:

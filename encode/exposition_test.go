@@ -122,3 +122,31 @@ func BenchmarkAppendSeries(b *testing.B) {
 	}
 	b.SetBytes(int64(len(buf)))
 }
+
+// HashLabels gives back the builder's hash from the encoded labels, and
+// NextLabel refuses what the builder never writes.
+func TestHashLabelsAndNextLabel(t *testing.T) {
+	ext := []Label{{Name: "cluster", Value: "edge-1"}}
+	set := oneSeries(t, 1, ext, MetricName, "kube_pod_info", "namespace", "ns", "pod", "p")
+	h, ok := HashLabels(set.Labels(0))
+	require.True(t, ok)
+	require.Equal(t, set.Refs[0].Hash, h)
+	good := set.Labels(0)
+	one := oneSeries(t, 1, nil, MetricName, "m").Labels(0)
+	for name, b := range map[string][]byte{
+		"unexpected tag":         {0x12, 0x00},
+		"truncated label":        one[:len(one)-1],
+		"truncated varint":       {tagTimeSeriesLabels, 0x80},
+		"unknown field in label": {tagTimeSeriesLabels, 0x02, 0x1a, 0x00},
+	} {
+		_, ok := HashLabels(b)
+		require.False(t, ok, name)
+		_, _, _, ok = NextLabel(b)
+		require.False(t, ok, name)
+	}
+	name, value, rest, ok := NextLabel(good)
+	require.True(t, ok)
+	require.Equal(t, MetricName, string(name))
+	require.Equal(t, "kube_pod_info", string(value))
+	require.NotEmpty(t, rest)
+}

@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -112,4 +113,60 @@ func appendLabel(buf []byte, l Label) []byte {
 		panic("encode: marshalling prompb.Label: " + err.Error())
 	}
 	return buf
+}
+
+// NextLabel splits the first label off encoded labels (a run of
+// TimeSeries.labels elements, each a tag, a length and a prompb.Label with
+// the name as field 1 and the value as field 2, as LabelsBuilder writes
+// them). ok is false at the end of b and for bytes that do not parse: another
+// tag, a truncated length, or a field of the label other than those two.
+// The slices alias b.
+func NextLabel(b []byte) (name, value, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != tagTimeSeriesLabels {
+		return nil, nil, nil, false
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || n > uint64(len(b)-1-k) {
+		return nil, nil, nil, false
+	}
+	label := b[1+k : 1+k+int(n)]
+	rest = b[1+k+int(n):]
+	for len(label) > 0 {
+		tag := label[0]
+		m, j := binary.Uvarint(label[1:])
+		if j <= 0 || m > uint64(len(label)-1-j) {
+			return nil, nil, nil, false
+		}
+		field := label[1+j : 1+j+int(m)]
+		label = label[1+j+int(m):]
+		switch tag {
+		case tagLabelName:
+			name = field
+		case tagLabelValue:
+			value = field
+		default:
+			return nil, nil, nil, false
+		}
+	}
+	return name, value, rest, true
+}
+
+// HashLabels is LabelsBuilder's hash of a series (xxhash of each name and
+// value, each followed by 0xff) computed from its encoded labels; ok is
+// false for bytes NextLabel does not parse.
+func HashLabels(b []byte) (uint64, bool) {
+	var d xxhash.Digest
+	d.Reset()
+	for len(b) > 0 {
+		name, value, rest, ok := NextLabel(b)
+		if !ok {
+			return 0, false
+		}
+		_, _ = d.Write(name)
+		_, _ = d.Write(labelSep)
+		_, _ = d.Write(value)
+		_, _ = d.Write(labelSep)
+		b = rest
+	}
+	return d.Sum64(), true
 }

@@ -170,25 +170,11 @@ func (*V2Encoder) Version() string { return VersionV2 }
 // returns the ref of the metric name (0 when the series has none).
 func (e *V2Encoder) appendLabelRefs(b []byte) (nameRef uint32) {
 	for len(b) > 0 {
-		if b[0] != tagTimeSeriesLabels {
-			panic("encode: malformed label bytes: unexpected tag")
+		name, value, rest, ok := NextLabel(b)
+		if !ok {
+			panic("encode: malformed label bytes")
 		}
-		label, rest := lengthDelimited(b[1:])
 		b = rest
-		var name, value []byte
-		for len(label) > 0 {
-			tag := label[0]
-			field, rest := lengthDelimited(label[1:])
-			label = rest
-			switch tag {
-			case tagLabelName:
-				name = field
-			case tagLabelValue:
-				value = field
-			default:
-				panic("encode: malformed label bytes: unexpected field in label")
-			}
-		}
 		vr := e.symbolize(value)
 		e.refs = append(e.refs, e.symbolize(name), vr)
 		if string(name) == MetricName {
@@ -196,16 +182,6 @@ func (e *V2Encoder) appendLabelRefs(b []byte) (nameRef uint32) {
 		}
 	}
 	return nameRef
-}
-
-// lengthDelimited splits b, which starts with a varint length, into the
-// field it delimits and the rest.
-func lengthDelimited(b []byte) (field, rest []byte) {
-	n, k := readVarint(b)
-	if k == 0 || uint64(len(b)-k) < n {
-		panic("encode: malformed label bytes: truncated")
-	}
-	return b[k : k+int(n)], b[k+int(n):]
 }
 
 // symbolize returns the symbol ref of b, adding a copy of it to the table

@@ -333,7 +333,7 @@ func (r *reader) set(s *encode.SeriesSet) {
 		ref.Off, ref.Len = uint32(off), uint32(l)
 		if lt&1 != 0 {
 			ref.Hash = r.u64()
-		} else if h, ok := derivedHash(buf[off : off+l]); ok {
+		} else if h, ok := encode.HashLabels(buf[off : off+l]); ok {
 			ref.Hash = h
 		} else {
 			r.fail("labels do not parse")
@@ -412,7 +412,7 @@ func (r *reader) diff(s *encode.SeriesSet, old *encode.SeriesSet) {
 			hash = r.u64()
 		default:
 			ls = r.bytes(r.count())
-			h, ok := derivedHash(ls)
+			h, ok := encode.HashLabels(ls)
 			if r.err == nil && !ok {
 				r.fail("labels do not parse")
 			}

@@ -41,7 +41,7 @@
 // body, keys are 8 bytes little endian; a value is a uvarint, even for an
 // integer below 2^52 (zigzag, shifted left by one), or 1 followed by the
 // 8 bytes of its bits. A series' hash is stored only when it is not the
-// xxhash encode.LabelsBuilder computes from its labels (see derivedHash).
+// xxhash encode.LabelsBuilder computes from its labels (see encode.HashLabels).
 //
 // Reading is Next, then Ack: Next hands out frames in order, several ahead
 // if asked; Ack acknowledges the oldest. The checkpoint (temp file +

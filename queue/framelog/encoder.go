@@ -238,7 +238,7 @@ const (
 
 // appendSet appends a whole set: series count, flags, Buf, and per series
 // its length (shifted left, low bit set when the hash follows because
-// derivedHash does not give it), its offset if setOffsets, and its value.
+// encode.HashLabels does not give it), its offset if setOffsets, and its value.
 func appendSet(b []byte, s *encode.SeriesSet) []byte {
 	flags := byte(0)
 	var off uint32
@@ -260,7 +260,7 @@ func appendSet(b []byte, s *encode.SeriesSet) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s.Buf)))
 	b = append(b, s.Buf...)
 	for i, r := range s.Refs {
-		h, ok := derivedHash(s.Labels(i))
+		h, ok := encode.HashLabels(s.Labels(i))
 		explicit := !ok || h != r.Hash
 		b = binary.AppendUvarint(b, uint64(r.Len)<<1|b2u(explicit))
 		if flags&setOffsets != 0 {
@@ -322,7 +322,7 @@ func (e *encoder) appendDiff(b []byte, old, new *encode.SeriesSet) []byte {
 		if j, ok := e.oldIdx[r.Hash]; ok && bytes.Equal(old.Labels(j), ls) {
 			b = binary.AppendUvarint(b, uint64(j)+2)
 		} else {
-			h, ok := derivedHash(ls)
+			h, ok := encode.HashLabels(ls)
 			explicit := !ok || h != r.Hash
 			b = binary.AppendUvarint(b, b2u(explicit))
 			b = binary.AppendUvarint(b, uint64(len(ls)))

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/golang/snappy"
 )
 
@@ -197,49 +196,3 @@ func appendValue(b []byte, v float64) []byte {
 func zigzag(i int64) uint64 { return uint64(i<<1) ^ uint64(i>>63) }
 
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
-
-// derivedHash is encode.LabelsBuilder's hash of a series (xxhash of each
-// name and value followed by 0xff) computed from its encoded labels: a
-// sequence of TimeSeries.labels elements (tag 0x0a, length, prompb.Label
-// with name as field 1 and value as field 2). ok is false for bytes it
-// does not parse. The writer stores a hash only when this does not give
-// it back, so a change of the hash function costs space, not correctness.
-func derivedHash(ls []byte) (uint64, bool) {
-	var d xxhash.Digest
-	d.Reset()
-	sep := [1]byte{0xff}
-	for len(ls) > 0 {
-		if ls[0] != 0x0a {
-			return 0, false
-		}
-		n, k := binary.Uvarint(ls[1:])
-		if k <= 0 || n > uint64(len(ls)-1-k) {
-			return 0, false
-		}
-		msg := ls[1+k : 1+k+int(n)]
-		ls = ls[1+k+int(n):]
-		var name, value []byte
-		for len(msg) > 0 {
-			tag := msg[0]
-			m, j := binary.Uvarint(msg[1:])
-			if j <= 0 || m > uint64(len(msg)-1-j) {
-				return 0, false
-			}
-			f := msg[1+j : 1+j+int(m)]
-			msg = msg[1+j+int(m):]
-			switch tag {
-			case 0x0a:
-				name = f
-			case 0x12:
-				value = f
-			default:
-				return 0, false
-			}
-		}
-		_, _ = d.Write(name)
-		_, _ = d.Write(sep[:])
-		_, _ = d.Write(value)
-		_, _ = d.Write(sep[:])
-	}
-	return d.Sum64(), true
-}
