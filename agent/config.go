@@ -465,7 +465,7 @@ func keyErrors(name string, root *yaml.Node, err error) error {
 	for _, e := range list {
 		var ke *confkey.Error
 		if errors.As(e, &ke) {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", name, lineOf(root, ke.Key), e))
+			errs = append(errs, fmt.Errorf("%s:%d: %w", name, confkey.Line(root, ke.Key), e))
 			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", name, e))
@@ -481,56 +481,6 @@ func flatten(errs []error) []error {
 			continue
 		}
 		out = append(out, e)
-	}
-	return out
-}
-
-// lineOf finds the line of a dotted key path such as
-// "remote_write[0].queue_config.max_shards" in a parsed document, falling
-// back to the deepest part of the path that exists (1 if none does).
-func lineOf(root *yaml.Node, key string) int {
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := 1
-	if n.Line > 0 {
-		line = n.Line
-	}
-	for _, part := range splitKey(key) {
-		var next *yaml.Node
-		switch n.Kind {
-		case yaml.SequenceNode:
-			if i, err := strconv.Atoi(part); err == nil && i >= 0 && i < len(n.Content) {
-				next = n.Content[i]
-				line = next.Line
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == part {
-					line = n.Content[i].Line
-					next = n.Content[i+1]
-					break
-				}
-			}
-		}
-		if next == nil {
-			return line
-		}
-		n = next
-	}
-	return line
-}
-
-// splitKey splits "a[0].b.c" into "a", "0", "b", "c".
-func splitKey(key string) []string {
-	key = strings.ReplaceAll(key, "[", ".")
-	key = strings.ReplaceAll(key, "]", "")
-	var out []string
-	for _, p := range strings.Split(key, ".") {
-		if p != "" {
-			out = append(out, p)
-		}
 	}
 	return out
 }

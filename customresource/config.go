@@ -245,7 +245,7 @@ func (c *Config) Validate() error {
 	for _, e := range errs {
 		var ke *confkey.Error
 		if errors.As(e, &ke) {
-			out = append(out, fmt.Errorf("%s:%d: %s: %w", c.File, lineOf(c.node, ke.Key), ke.Key, ke.Err))
+			out = append(out, fmt.Errorf("%s:%d: %s: %w", c.File, confkey.Line(c.node, ke.Key), ke.Key, ke.Err))
 			continue
 		}
 		out = append(out, fmt.Errorf("%s: %w", c.File, e))

@@ -2,7 +2,6 @@ package customresource
 
 import (
 	"reflect"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -99,39 +98,4 @@ func joinKey(path, k string) string {
 		return k
 	}
 	return path + "." + k
-}
-
-// lineOf returns the line of a key path ("spec.resources[0].metrics") in
-// the document, or that of its deepest part present (1 if none is).
-func lineOf(root *yaml.Node, key string) int {
-	n := root
-	if n == nil {
-		return 1
-	}
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := max(n.Line, 1)
-	for _, part := range strings.FieldsFunc(key, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
-		var next *yaml.Node
-		switch n.Kind {
-		case yaml.SequenceNode:
-			if i, err := strconv.Atoi(part); err == nil && i >= 0 && i < len(n.Content) {
-				next = n.Content[i]
-				line = next.Line
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == part {
-					line, next = n.Content[i].Line, n.Content[i+1]
-					break
-				}
-			}
-		}
-		if next == nil {
-			return line
-		}
-		n = next
-	}
-	return line
 }

@@ -204,29 +204,13 @@ func (p *PathConfig) validate() error {
 		errs = append(errs, confkey.Errorf("metric_denylist", "metric_allowlist and metric_denylist are mutually exclusive: set only one"))
 	}
 	var err error
-	if p.allow, err = compileAll("metric_allowlist", p.MetricAllowlist); err != nil {
+	if p.allow, err = confkey.Regexps("metric_allowlist", p.MetricAllowlist); err != nil {
 		errs = append(errs, err)
 	}
-	if p.deny, err = compileAll("metric_denylist", p.MetricDenylist); err != nil {
+	if p.deny, err = confkey.Regexps("metric_denylist", p.MetricDenylist); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// compileAll compiles the patterns as metric_allowlist does (watch.Config):
-// Go regular expressions, unanchored.
-func compileAll(key string, patterns []string) ([]*regexp.Regexp, error) {
-	var out []*regexp.Regexp
-	var errs []error
-	for i, p := range patterns {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			errs = append(errs, confkey.Errorf(confkey.Index(key, i), "invalid regular expression %q: %v", p, err))
-			continue
-		}
-		out = append(out, re)
-	}
-	return out, errors.Join(errs...)
 }
 
 // selected reports whether a metric of this path is kept by its lists.

@@ -91,13 +91,13 @@ func (c *Config) Validate() error {
 		errs = append(errs, confkey.Errorf("metric_denylist", "metric_allowlist and metric_denylist are mutually exclusive: set only one"))
 	}
 	var err error
-	if c.allow, err = compileAll("metric_allowlist", c.MetricAllowlist); err != nil {
+	if c.allow, err = confkey.Regexps("metric_allowlist", c.MetricAllowlist); err != nil {
 		errs = append(errs, err)
 	}
-	if c.deny, err = compileAll("metric_denylist", c.MetricDenylist); err != nil {
+	if c.deny, err = confkey.Regexps("metric_denylist", c.MetricDenylist); err != nil {
 		errs = append(errs, err)
 	}
-	if c.optIn, err = compileAll("metric_opt_in_list", c.MetricOptInList); err != nil {
+	if c.optIn, err = confkey.Regexps("metric_opt_in_list", c.MetricOptInList); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, validateLegacyV1(c.LegacyV1Families))
@@ -139,20 +139,6 @@ func validateLegacyV1(names []string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func compileAll(key string, patterns []string) ([]*regexp.Regexp, error) {
-	var out []*regexp.Regexp
-	var errs []error
-	for i, p := range patterns {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			errs = append(errs, confkey.Errorf(confkey.Index(key, i), "invalid regular expression %q: %v", p, err))
-			continue
-		}
-		out = append(out, re)
-	}
-	return out, errors.Join(errs...)
 }
 
 func validateAllowlist(key string, m map[string][]string) error {
