@@ -229,29 +229,11 @@ func (s *pullScratch) familyAt(set *encode.SeriesSet, c, none int) int {
 // writes them: the stability prefix and HELP escaping of helpText, and in
 // the text format info and stateset written as gauge.
 func appendHeader(b []byte, f watch.FamilyInfo, openMetrics bool) []byte {
-	b = append(b, "# HELP "...)
-	b = append(b, f.Name...)
-	b = append(b, ' ')
-	help := helpText(f)
-	for i := 0; i < len(help); i++ {
-		switch c := help[i]; c {
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		default:
-			b = append(b, c)
-		}
-	}
-	b = append(b, "\n# TYPE "...)
-	b = append(b, f.Name...)
-	b = append(b, ' ')
 	t := f.Type.String()
 	if !openMetrics && (f.Type == watch.Info || f.Type == watch.StateSet) {
 		t = watch.Gauge.String()
 	}
-	b = append(b, t...)
-	return append(b, '\n')
+	return encode.AppendHeader(b, f.Name, helpText(f), t)
 }
 
 // acceptsGzip reports whether an Accept-Encoding header lists gzip.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gogo/protobuf/proto"
 	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
@@ -222,7 +223,7 @@ func (r *receiver) count(wr *prompb.WriteRequest, wire, raw int, at time.Time) {
 		for _, l := range ts.Labels {
 			if l.Name == "job" || l.Name == "instance" {
 				n := l.Size()
-				r.total.targetBytes += int64(1 + protoVarintLen(uint64(n)) + n)
+				r.total.targetBytes += int64(1 + proto.SizeVarint(uint64(n)) + n)
 			}
 		}
 		for _, s := range ts.Samples {
@@ -335,14 +336,4 @@ func firstFull(tss []timestamp) (timestamp, bool) {
 		}
 	}
 	return timestamp{}, false
-}
-
-// protoVarintLen is the length of v as a protobuf varint.
-func protoVarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
 }

@@ -205,19 +205,39 @@ func decodeRaw(out []rawLabel, b []byte) []rawLabel {
 
 // appendEscaped appends a label value escaped as the text format wants:
 // backslash, newline and double quote.
-func appendEscaped(dst, v []byte) []byte {
+func appendEscaped(dst, v []byte) []byte { return escape(dst, v, true) }
+
+// AppendHeader appends a family's HELP and TYPE lines. The help is escaped
+// as the text format wants a HELP line: backslash and newline (a double
+// quote stays).
+func AppendHeader(dst []byte, name, help, typ string) []byte {
+	dst = append(dst, "# HELP "...)
+	dst = append(dst, name...)
+	dst = append(dst, ' ')
+	dst = escape(dst, unsafeBytes(help), false)
+	dst = append(dst, "\n# TYPE "...)
+	dst = append(dst, name...)
+	dst = append(dst, ' ')
+	dst = append(dst, typ...)
+	return append(dst, '\n')
+}
+
+// escape appends v with backslash and newline escaped, and with quotes
+// double quotes too; runs without either are copied whole.
+func escape(dst, v []byte, quotes bool) []byte {
+	special := func(c byte) bool { return c == '\\' || c == '\n' || (quotes && c == '"') }
 	i := 0
-	for i < len(v) && v[i] != '\\' && v[i] != '\n' && v[i] != '"' {
+	for i < len(v) && !special(v[i]) {
 		i++
 	}
 	dst = append(dst, v[:i]...)
 	for _, c := range v[i:] {
-		switch c {
-		case '\\':
+		switch {
+		case c == '\\':
 			dst = append(dst, '\\', '\\')
-		case '\n':
+		case c == '\n':
 			dst = append(dst, '\\', 'n')
-		case '"':
+		case quotes && c == '"':
 			dst = append(dst, '\\', '"')
 		default:
 			dst = append(dst, c)
