@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -29,12 +28,7 @@ const backfillOutage = 15
 // once.
 func TestBackfillNewestFirst(t *testing.T) {
 	needEnv(t)
-	if _, err := testenv.Binary("victoria-metrics"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needBinary(t, "victoria-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	client, err := env.cp.Client()

@@ -70,12 +70,7 @@ func intentional(k string) int {
 // for every resource with every allowlist turned on.
 func TestCompatibilityWithKubeStateMetrics(t *testing.T) {
 	needEnv(t)
-	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needBinary(t, "kube-state-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	client, err := env.cp.Client()

@@ -64,12 +64,7 @@ func onlyFamilies(series map[string]float64, families map[string]customresource.
 // intentional differences.
 func TestCustomResourceStateCompatibility(t *testing.T) {
 	needEnv(t)
-	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needBinary(t, "kube-state-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	client, err := env.cp.Client()

@@ -83,13 +83,7 @@ func writeKubeletTLS(t *testing.T, dir string) kubeletTLS {
 // node's status; the kubelet's own status updates leave it there.
 func startHollowKubelet(t *testing.T, c kubernetes.Interface, node string, tl kubeletTLS) *hollowKubelet {
 	t.Helper()
-	bin, err := testenv.Binary("hollow-kubelet")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	bin := needBinary(t, "hollow-kubelet")
 	port, err := testenv.FreePort()
 	require.NoError(t, err)
 	p, err := testenv.Start(env.dir, node, bin,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,12 +70,7 @@ const nodePhase = "kube_node_status_phase"
 // list (TestLegacyV1FamiliesMatchKubeStateMetricsV1 compares the others).
 func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 	needEnv(t)
-	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needBinary(t, "kube-state-metrics")
 	require.ElementsMatch(t, watch.LegacyV1Families(), append(mapKeysOf(v1Mapping), noV2...), "every v1 family has its mapping")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -303,13 +297,7 @@ const ksmV1Binary = "kube-state-metrics-v1.9.8"
 // the kube_hpa_* families are checked through the v2 mapping above.)
 func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
 	needEnv(t)
-	bin, err := testenv.Binary(ksmV1Binary)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	bin := needBinary(t, ksmV1Binary)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	client, err := env.cp.Client()

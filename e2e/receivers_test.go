@@ -423,13 +423,16 @@ func conflictOnce(t *testing.T, th *testenv.Thanos, a *ownAgent, ns, tenant stri
 	t.Logf("%v samples dropped as conflict", conflicts())
 }
 
-// needBinary skips the test when a tool is not built, except in CI.
-func needBinary(t *testing.T, name string) {
+// needBinary returns a tool's path; when it is not built it skips the
+// test, except in CI, where it fails it.
+func needBinary(t *testing.T, name string) string {
 	t.Helper()
-	if _, err := testenv.Binary(name); err != nil {
+	bin, err := testenv.Binary(name)
+	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("missing binary in CI: %v", err)
 		}
 		t.Skip(err)
 	}
+	return bin
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -105,12 +104,7 @@ func TestSharding(t *testing.T) {
 		require.Equal(t, !in0, owned(got1, o.family, o.label, o.value), "%v in shard 1", o)
 	}
 
-	if _, err := testenv.Binary("kube-state-metrics"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needBinary(t, "kube-state-metrics")
 	t.Run("shard 0 equals kube-state-metrics", func(t *testing.T) {
 		want, _ := compareWithKubeStateMetrics(t, ctx, []string{
 			"--resources=pods,nodes",

@@ -2,8 +2,6 @@ package testenv
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -52,23 +50,8 @@ func StartKubeStateMetrics(ctx context.Context, dir, kubeconfig string, flags ..
 
 // Scrape returns the text of /metrics.
 func (k *KubeStateMetrics) Scrape(ctx context.Context) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.URL+"/metrics", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("scraping kube-state-metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", fmt.Errorf("scraping kube-state-metrics: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("scraping kube-state-metrics: status %d", resp.StatusCode)
-	}
-	return string(b), nil
+	s, err := ScrapeWith(ctx, k.URL+"/metrics", nil)
+	return s.Body, err
 }
 
 // Stop stops it.
