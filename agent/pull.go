@@ -61,6 +61,10 @@ func newPullMetrics(reg prometheus.Registerer) *pullMetrics {
 	return m
 }
 
+// unlearntLayout writes the labels of a family whose layout is not learnt
+// yet in name order.
+var unlearntLayout = encode.NewLayout(nil, true)
+
 // pullFlush is how much text a scrape gathers before writing it out: the
 // body is streamed, never held whole.
 const pullFlush = 64 << 10
@@ -186,7 +190,7 @@ func (s *pullScratch) writeGroup(out io.Writer, g pullGroup, external []encode.L
 		if layout == nil {
 			// Not one series rendered yet, so none to write; should one
 			// appear in between, its labels are written in name order.
-			layout = encode.NewLayout(nil, true)
+			layout = unlearntLayout
 		}
 		for j, set := range s.sets {
 			if s.at[j] != fi {

@@ -280,7 +280,7 @@ func maxSum(ticks []tick) uint64 {
 
 // median returns the median of xs (the upper one of an even count), 0 for
 // none.
-func median[T int64 | uint64 | time.Duration](xs []T) T {
+func median[T int64 | uint64 | float64 | time.Duration](xs []T) T {
 	if len(xs) == 0 {
 		return 0
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,8 +73,7 @@ func measureScrape(ctx context.Context, t scrapeTarget, pid int, ticksPerSecond 
 		allocs = append(allocs, a1-a0)
 		last.body, last.lines = body, lines
 	}
-	slices.Sort(allocs)
-	last.cpu, last.wall, last.allocated = median(cpus), median(walls), allocs[len(allocs)/2]
+	last.cpu, last.wall, last.allocated = median(cpus), median(walls), median(allocs)
 	return last, nil
 }
 
