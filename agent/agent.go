@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -411,6 +412,13 @@ func (a *Agent) serve() []*http.Server {
 			}
 			_, _ = w.Write([]byte("ok\n"))
 		})
+		// Go's profiles, as Prometheus serves them on its web port, so
+		// that memory and CPU are profiled where the agent runs.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		servers = append(servers, a.serveOn(a.listener, mux, "self-metrics"))
 	}
 	if a.pullListener != nil {

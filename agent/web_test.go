@@ -180,3 +180,10 @@ func TestWebConfigInvalid(t *testing.T) {
 	_, err = New(cfg, Options{Clients: &clients, Registry: prometheus.NewRegistry(), WebConfigFile: path})
 	require.ErrorContains(t, err, "web configuration "+path)
 }
+
+func TestPprofServed(t *testing.T) {
+	_, base := servingAgent(t, "", Options{})
+	code, body := do(t, http.DefaultClient, http.MethodGet, base+"/debug/pprof/heap?debug=1")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "heap profile")
+}
