@@ -41,7 +41,7 @@ func (x *expander) push(ctx context.Context, app appender, fr *encode.Frame, car
 				at = set.Timestamps[i] // a kubelet sample's own time
 			}
 			add(queue.Item{
-				Sample: encode.Sample{Labels: set.Buf[r.Off : r.Off+r.Len : r.Off+r.Len], Value: r.Value, Timestamp: at},
+				Sample: encode.Sample{Labels: set.Labels(i), Value: r.Value, Timestamp: at},
 				Hash:   r.Hash,
 			})
 		}

@@ -143,7 +143,7 @@ func (r *relabeler) lookup(it *queue.Item) *relabeled {
 		r.cache[it.Hash] = e
 		r.relabel(e, it)
 	case sameSlice(e.orig, it.Labels):
-	case bytes.Equal(e.orig, it.Labels):
+	case encode.EqualLabels(e.orig, it.Labels):
 		// The same series from a newer set of its object: follow it.
 		e.orig = it.Labels
 		if e.same {
@@ -200,7 +200,7 @@ func (r *relabeler) relabel(e *relabeled, it *queue.Item) {
 	}
 	r.set.Reset()
 	r.eb.AppendTo(&r.set, 0)
-	if bytes.Equal(r.set.Buf, it.Labels) {
+	if encode.EqualLabels(r.set.Buf, it.Labels) {
 		e.labels, e.hash, e.same = it.Labels, it.Hash, true
 		return
 	}

@@ -42,7 +42,7 @@ func (*recorder) Flush() {}
 
 func (r *recorder) Append(_ context.Context, items []queue.Item) int {
 	for _, it := range items {
-		it.Labels = slices.Clone(it.Labels)
+		it.Labels = encode.AppendLabels(nil, it.Labels)
 		r.items = append(r.items, it)
 	}
 	return len(items)

@@ -1,31 +1,27 @@
 package encode
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
 )
 
-// DecodeLabels parses encoded labels (as a LabelsBuilder writes them) back
-// into name/value pairs. It is for tests and diagnostics, not the hot path.
+// DecodeLabels parses encoded labels (as a LabelsBuilder writes them,
+// references followed) back into name/value pairs. It is for tests and
+// diagnostics, not the hot path.
 func DecodeLabels(b []byte) ([]Label, error) {
 	var out []Label
 	for len(b) > 0 {
-		if b[0] != tagTimeSeriesLabels {
-			return nil, fmt.Errorf("decoding labels: unexpected tag %#x", b[0])
+		if t := b[0]; t != tagTimeSeriesLabels && t != refInterned && t != refShared {
+			return nil, fmt.Errorf("decoding labels: unexpected tag %#x", t)
 		}
-		n, k := readVarint(b[1:])
-		if k == 0 || uint64(len(b)-1-k) < n {
-			return nil, errors.New("decoding labels: truncated label")
+		name, value, rest, ok := NextLabel(b)
+		if !ok {
+			return nil, fmt.Errorf("decoding labels: truncated or malformed label (tag %#x, %d bytes left)", b[0], len(b))
 		}
-		var l prompb.Label
-		if err := l.Unmarshal(b[1+k : 1+k+int(n)]); err != nil {
-			return nil, fmt.Errorf("decoding labels: %w", err)
-		}
-		out = append(out, Label{Name: l.Name, Value: l.Value})
-		b = b[1+k+int(n):]
+		out = append(out, Label{Name: string(name), Value: string(value)})
+		b = rest
 	}
 	return out, nil
 }

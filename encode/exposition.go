@@ -72,7 +72,7 @@ func NeedsTrailer(names, values []string) bool {
 // nil. The slice aliases the set's buffer.
 func (s *SeriesSet) Trailer(i int) []byte {
 	r := s.Refs[i]
-	end := uint32(len(s.Buf))
+	end := uint32(len(s.Buf)) - s.Shared
 	if i+1 < len(s.Refs) && s.Refs[i+1].Off >= r.Off+r.Len {
 		end = s.Refs[i+1].Off
 	}

@@ -26,18 +26,40 @@ type Label struct {
 // series, so rendering many series allocates only when a set's buffer grows.
 // The zero value is ready to use; a LabelsBuilder is not safe for concurrent
 // use.
+//
+// A label added with AddInterned is written as a reference (see refs.go)
+// instead of its bytes; the hash and the order are those of the label
+// itself, so a series' identity does not depend on how it is stored.
 type LabelsBuilder struct {
 	// labels is the scratch list of the series being built.
-	labels []Label
+	labels []entry
 	// external are appended to every series unless the series already has a
-	// label of that name (as Prometheus does with external_labels).
-	external []Label
+	// label of that name (as Prometheus does with external_labels); they are
+	// interned, being the same on every series.
+	external []entry
 }
+
+// entry is one label of the series being built and how it is written.
+type entry struct {
+	Label
+	// kind is literal or refInterned; ref is the interned index.
+	kind byte
+	ref  uint32
+}
+
+// literal marks an entry written as its own bytes.
+const literal = 0
 
 // SetExternal sets labels that every following series carries unless it has
 // a label of the same name already.
 func (b *LabelsBuilder) SetExternal(ls []Label) {
-	b.external = append(b.external[:0], ls...)
+	b.external = b.external[:0]
+	for _, l := range ls {
+		if l.Name == "" || l.Value == "" {
+			continue
+		}
+		b.external = append(b.external, entry{Label: l, kind: refInterned, ref: Intern(l.Name, l.Value)})
+	}
 }
 
 // Reset starts a new series.
@@ -50,7 +72,16 @@ func (b *LabelsBuilder) Add(name, value string) {
 	if value == "" || name == "" {
 		return
 	}
-	b.labels = append(b.labels, Label{Name: name, Value: value})
+	b.labels = append(b.labels, entry{Label: Label{Name: name, Value: value}})
+}
+
+// AddInterned adds a label that Intern(name, value) returned ref for; the
+// series refers to the process's copy instead of repeating it.
+func (b *LabelsBuilder) AddInterned(name, value string, ref uint32) {
+	if value == "" || name == "" {
+		return
+	}
+	b.labels = append(b.labels, entry{Label: Label{Name: name, Value: value}, kind: refInterned, ref: ref})
 }
 
 // AppendTo sorts the labels, drops repeated names (the first added wins),
@@ -65,7 +96,7 @@ func (b *LabelsBuilder) AppendTo(set *SeriesSet, value float64) {
 	}
 	b.labels = ls
 	// Stable, so that among repeated names the first added stays first.
-	slices.SortStableFunc(ls, func(x, y Label) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortStableFunc(ls, func(x, y entry) int { return strings.Compare(x.Name, y.Name) })
 
 	var d xxhash.Digest
 	d.Reset()
@@ -76,7 +107,12 @@ func (b *LabelsBuilder) AppendTo(set *SeriesSet, value float64) {
 			continue
 		}
 		prev = l.Name
-		set.Buf = appendLabel(set.Buf, l)
+		if l.kind == literal {
+			set.Buf = appendLabel(set.Buf, l.Label)
+		} else {
+			set.Buf = append(set.Buf, l.kind)
+			set.Buf = appendVarint(set.Buf, uint64(l.ref))
+		}
 		_, _ = d.WriteString(l.Name)
 		_, _ = d.Write(labelSep)
 		_, _ = d.WriteString(l.Value)
@@ -90,7 +126,7 @@ func (b *LabelsBuilder) AppendTo(set *SeriesSet, value float64) {
 	})
 }
 
-func hasName(ls []Label, name string) bool {
+func hasName(ls []entry, name string) bool {
 	for _, l := range ls {
 		if l.Name == name {
 			return true
@@ -118,12 +154,21 @@ func appendLabel(buf []byte, l Label) []byte {
 // NextLabel splits the first label off encoded labels (a run of
 // TimeSeries.labels elements, each a tag, a length and a prompb.Label with
 // the name as field 1 and the value as field 2, as LabelsBuilder writes
-// them). ok is false at the end of b and for bytes that do not parse: another
-// tag, a truncated length, or a field of the label other than those two.
-// The slices alias b.
+// them, or references to such elements, which it follows: see refs.go). ok
+// is false at the end of b and for bytes that do not parse: another tag, a
+// truncated length, a field of the label other than those two, or a
+// reference out of range. The slices alias b or the referenced bytes.
 func NextLabel(b []byte) (name, value, rest []byte, ok bool) {
-	if len(b) == 0 || b[0] != tagTimeSeriesLabels {
+	if len(b) == 0 {
 		return nil, nil, nil, false
+	}
+	if b[0] != tagTimeSeriesLabels {
+		elem, n := resolve(b)
+		if n == 0 {
+			return nil, nil, nil, false
+		}
+		name, value, _, ok = NextLabel(elem)
+		return name, value, b[n:], ok
 	}
 	n, k := binary.Uvarint(b[1:])
 	if k <= 0 || n > uint64(len(b)-1-k) {

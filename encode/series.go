@@ -10,6 +10,10 @@ type SeriesSet struct {
 	Buf []byte
 	// Refs is one entry per series, in render order.
 	Refs []Ref
+	// Shared is the length of the shared region at the end of Buf: the
+	// object's labels its series refer to instead of repeating them
+	// (AppendShared, refs.go); 0 without one.
+	Shared uint32
 	// Timestamps, when not nil, holds each series' own sample time in
 	// milliseconds, parallel to Refs (series read from a kubelet carry the
 	// time cAdvisor took them); nil means the snapshot's time.
@@ -30,17 +34,20 @@ type Ref struct {
 // Len is the number of series in the set.
 func (s *SeriesSet) Len() int { return len(s.Refs) }
 
-// Labels returns the encoded labels of series i. The slice aliases the set's
-// buffer and must not be modified.
+// Labels returns the encoded labels of series i, which may refer to the
+// set's shared labels (refs.go): its capacity ends at the end of the set's
+// buffer, where those are. The slice aliases the set's buffer and must not
+// be modified or appended to; AppendLabels copies it.
 func (s *SeriesSet) Labels(i int) []byte {
 	r := s.Refs[i]
-	return s.Buf[r.Off : r.Off+r.Len : r.Off+r.Len]
+	return s.Buf[r.Off : r.Off+r.Len : len(s.Buf)]
 }
 
 // Reset empties the set, keeping its capacity.
 func (s *SeriesSet) Reset() {
 	s.Buf = s.Buf[:0]
 	s.Refs = s.Refs[:0]
+	s.Shared = 0
 	if s.Timestamps != nil {
 		s.Timestamps = s.Timestamps[:0]
 	}
@@ -50,8 +57,9 @@ func (s *SeriesSet) Reset() {
 // set rendered into reused scratch space can be kept without holding on to
 // the scratch space's spare capacity.
 func (s *SeriesSet) Clone() SeriesSet {
-	c := SeriesSet{}
+	c := SeriesSet{Shared: s.Shared}
 	if len(s.Refs) == 0 {
+		c.Shared = 0
 		return c
 	}
 	c.Buf = append(make([]byte, 0, len(s.Buf)), s.Buf...)

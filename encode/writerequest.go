@@ -2,7 +2,6 @@ package encode
 
 import (
 	"math"
-	"slices"
 
 	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
@@ -25,7 +24,8 @@ func IsStaleNaN(v float64) bool { return math.Float64bits(v) == 0x7ff00000000000
 
 // Sample is one series' sample ready to be sent.
 type Sample struct {
-	// Labels is the series' encoded labels, as made by LabelsBuilder.
+	// Labels is the series' encoded labels, as made by LabelsBuilder (they
+	// may refer to labels stored once: refs.go).
 	Labels []byte
 	// Value is the sample value (StaleNaN for a staleness marker).
 	Value float64
@@ -43,22 +43,44 @@ type Sample struct {
 // repeats.
 func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 	var c sampleCache
+	table := internedElems()
 	for i := range samples {
 		s := &samples[i]
 		enc := c.encoded(s.Value, s.Timestamp)
 		sn := len(enc)
-		// TimeSeries = labels ++ samples(tag, len, Sample)
-		tsLen := len(s.Labels) + 1 + varintLen(uint64(sn)) + sn
-		need := 1 + varintLen(uint64(tsLen)) + tsLen
-		dst = slices.Grow(dst, need)
-		dst = append(dst, tagWriteRequestTimeseries)
-		dst = appendVarint(dst, uint64(tsLen))
-		dst = append(dst, s.Labels...)
+		// TimeSeries = labels ++ samples(tag, len, Sample), written behind
+		// two bytes for its length, which the expanded labels give: most
+		// series take two, and the others move by a byte or so.
+		start := len(dst)
+		dst = append(dst, tagWriteRequestTimeseries, 0, 0)
+		body := len(dst)
+		dst = appendExpanded(dst, s.Labels, table)
 		dst = append(dst, tagTimeSeriesSamples)
 		dst = appendVarint(dst, uint64(sn))
 		dst = append(dst, enc...)
+		tsLen := len(dst) - body
+		switch vl := varintLen(uint64(tsLen)); {
+		case vl < 2:
+			copy(dst[start+1+vl:], dst[body:])
+			dst = dst[:len(dst)-(2-vl)]
+		case vl > 2:
+			dst = append(dst, make([]byte, vl-2)...)
+			copy(dst[start+1+vl:], dst[body:body+tsLen])
+		}
+		putVarint(dst[start+1:], uint64(tsLen))
 	}
 	return dst
+}
+
+// putVarint writes v as a varint at the start of b, which has room for it.
+func putVarint(b []byte, v uint64) {
+	i := 0
+	for v >= 0x80 {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+		i++
+	}
+	b[i] = byte(v)
 }
 
 // sampleCache holds the marshalled bytes of the last two distinct samples

@@ -37,8 +37,11 @@ type renderer struct {
 	st *labels.SymbolTable
 	// lbls is the parser's scratch label set.
 	lbls labels.Labels
-	// set is the scratch set each render fills; callers keep a Clone.
-	set encode.SeriesSet
+	// set is the scratch set each render fills; callers keep a copy made
+	// by compact, which stores the labels its series share (a container's,
+	// a pod's) once.
+	set     encode.SeriesSet
+	compact encode.Compactor
 }
 
 func newRenderer() *renderer {

@@ -308,7 +308,7 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 	}
 	r.b.AppendTo(set, up)
 	set.Timestamps = append(set.Timestamps, start.UnixMilli())
-	c := set.Clone()
+	c := r.compact.Compact(set)
 	return &c, res
 }
 

@@ -12,8 +12,11 @@ type Emitter struct {
 	b encode.LabelsBuilder
 	// out receives the rendered series.
 	out *encode.SeriesSet
-	// name is the family being rendered.
-	name string
+	// name is the family being rendered, and nameRef its interned
+	// __name__ label (encode.Intern), valid while nameOf == name.
+	name    string
+	nameRef uint32
+	nameOf  string
 	// ident holds the object's identity labels as name, value pairs.
 	ident []string
 	// identN, when positive, is how many identity labels the family being
@@ -22,6 +25,44 @@ type Emitter struct {
 	// layout is the text layout learnt for family layoutOf (layout.go).
 	layout   *encode.Layout
 	layoutOf string
+	// enums caches the interned refs of enumeration labels (enumLabels),
+	// so that rendering looks them up without the table's lock.
+	enums map[encode.Label]uint32
+}
+
+// enumLabels are the label names whose values come from a small vocabulary
+// (Kubernetes' enumerations and the families' own): the same few values on
+// the series of every object, so they are interned (encode.InternCapped)
+// rather than stored with each series.
+var enumLabels = map[string]bool{
+	"phase": true, "qos_class": true, "condition": true, "status": true,
+	"type": true, "resource": true, "unit": true, "reason": true,
+	"created_by_kind": true, "owner_kind": true, "owner_is_controller": true,
+	"host_network": true, "ip_family": true, "effect": true, "operator": true,
+	"key": true, "access_mode": true, "service_type": true, "protocol": true,
+	"ready": true, "port_protocol": true, "mode": true, "policy": true,
+	"priority_class": true,
+}
+
+// add adds a family's own label, interned if it is an enumeration.
+func (e *Emitter) add(name, value string) {
+	if value == "" || !enumLabels[name] {
+		e.b.Add(name, value)
+		return
+	}
+	l := encode.Label{Name: name, Value: value}
+	ref, ok := e.enums[l]
+	if !ok {
+		if ref, ok = encode.InternCapped(name, value); !ok {
+			e.b.Add(name, value)
+			return
+		}
+		if e.enums == nil {
+			e.enums = make(map[encode.Label]uint32)
+		}
+		e.enums[l] = ref
+	}
+	e.b.AddInterned(name, value, ref)
 }
 
 // Emit adds one series with the given value. kv holds the family's own labels
@@ -30,7 +71,7 @@ type Emitter struct {
 func (e *Emitter) Emit(value float64, kv ...string) {
 	e.begin()
 	for i := 0; i+1 < len(kv); i += 2 {
-		e.b.Add(kv[i], kv[i+1])
+		e.add(kv[i], kv[i+1])
 	}
 	e.b.AppendTo(e.out, value)
 	e.shaped(kv, nil, nil, false)
@@ -42,7 +83,7 @@ func (e *Emitter) Emit(value float64, kv ...string) {
 func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 	e.begin()
 	for i := 0; i+1 < len(kv); i += 2 {
-		e.b.Add(kv[i], kv[i+1])
+		e.add(kv[i], kv[i+1])
 	}
 	for i := range keys {
 		e.b.Add(keys[i], values[i])
@@ -89,7 +130,10 @@ func (e *Emitter) identCount() int {
 
 func (e *Emitter) begin() {
 	e.b.Reset()
-	e.b.Add(encode.MetricName, e.name)
+	if e.nameOf != e.name || e.name == "" {
+		e.nameRef, e.nameOf = encode.Intern(encode.MetricName, e.name), e.name
+	}
+	e.b.AddInterned(encode.MetricName, e.name, e.nameRef)
 	n := e.identCount()
 	for i := 0; i+1 < n; i += 2 {
 		e.b.Add(e.ident[i], e.ident[i+1])

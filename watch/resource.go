@@ -142,8 +142,10 @@ type Renderer struct {
 	render renderFunc
 	// e is reused between objects.
 	e Emitter
-	// scratch receives the series before they are copied out exactly sized.
+	// scratch receives the series before they are copied out exactly sized,
+	// by compact, which stores the labels its series share once.
 	scratch encode.SeriesSet
+	compact encode.Compactor
 }
 
 // RenderOptions choose what a Renderer renders.
@@ -188,7 +190,7 @@ func (r *Renderer) Render(obj any) (uid types.UID, set encode.SeriesSet, err err
 	if uid == "" {
 		return "", encode.SeriesSet{}, fmt.Errorf("rendering %s %s: object has no UID", r.resource, objectName(obj))
 	}
-	return uid, r.scratch.Clone(), nil
+	return uid, r.compact.Compact(&r.scratch), nil
 }
 
 // objectName returns namespace/name of a Kubernetes object for messages.

@@ -200,6 +200,9 @@ func (d *decoder) stale(r *reader, f *encode.Frame) error {
 		case t == 0:
 			s.Hash = r.u64()
 			s.Labels = r.bytes(r.count())
+			if r.err == nil && !encode.IsLiteral(s.Labels) {
+				r.fail("stale labels do not parse")
+			}
 		case t-1 < uint64(len(d.touched)) && d.touched[t-1] != nil:
 			old := d.touched[t-1]
 			if i := r.uvarint(); i < uint64(len(old.Refs)) {
@@ -331,6 +334,11 @@ func (r *reader) set(s *encode.SeriesSet) {
 		}
 		ref := &refs[i]
 		ref.Off, ref.Len = uint32(off), uint32(l)
+		if !encode.IsLiteral(buf[off : off+l]) {
+			// The writer expands references (encode.AppendLabels).
+			r.fail("labels do not parse")
+			return
+		}
 		if lt&1 != 0 {
 			ref.Hash = r.u64()
 		} else if h, ok := encode.HashLabels(buf[off : off+l]); ok {
@@ -382,7 +390,7 @@ func (r *reader) values(s *encode.SeriesSet, old *encode.SeriesSet) {
 		i += int(gap) + 1
 		refs[i].Value = r.value()
 	}
-	s.Buf, s.Refs = old.Buf, refs
+	s.Buf, s.Shared, s.Refs = old.Buf, old.Shared, refs
 }
 
 // diff reads opDiff (see encoder.appendDiff) against old.
@@ -410,10 +418,13 @@ func (r *reader) diff(s *encode.SeriesSet, old *encode.SeriesSet) {
 		case t == 1:
 			ls = r.bytes(r.count())
 			hash = r.u64()
+			if r.err == nil && !encode.IsLiteral(ls) {
+				r.fail("labels do not parse")
+			}
 		default:
 			ls = r.bytes(r.count())
 			h, ok := encode.HashLabels(ls)
-			if r.err == nil && !ok {
+			if r.err == nil && (!ok || !encode.IsLiteral(ls)) {
 				r.fail("labels do not parse")
 			}
 			hash = h
@@ -421,12 +432,15 @@ func (r *reader) diff(s *encode.SeriesSet, old *encode.SeriesSet) {
 		if r.err != nil {
 			return
 		}
-		if uint64(len(buf))+uint64(len(ls)) > math.MaxUint32 {
+		if uint64(len(buf))+uint64(encode.LabelsLen(ls)) > math.MaxUint32 {
 			r.fail("set too large")
 			return
 		}
-		refs[i] = encode.Ref{Off: uint32(len(buf)), Len: uint32(len(ls)), Hash: hash, Value: r.value()}
-		buf = append(buf, ls...)
+		// An old series may be the appender's own, whose references point
+		// into its set: copied expanded.
+		off := len(buf)
+		buf = encode.AppendLabels(buf, ls)
+		refs[i] = encode.Ref{Off: uint32(off), Len: uint32(len(buf) - off), Hash: hash, Value: r.value()}
 	}
 	s.Buf, s.Refs = buf[:len(buf):len(buf)], refs
 }

@@ -59,6 +59,11 @@ type encoder struct {
 	staleIdx map[uint64]uint64
 	// touched are the old sets staleIdx points into: removed, then changed.
 	touched []*encode.SeriesSet
+	// lit is scratch space for a set's literal form (encode.SeriesSet.Literal),
+	// and labels for one series': references to labels the process keeps
+	// once are never written, since they mean nothing to another process.
+	lit    encode.SeriesSet
+	labels []byte
 }
 
 func newEncoder() *encoder {
@@ -81,11 +86,11 @@ func (e *encoder) keyframe(f *encode.Frame) ([]byte, error) {
 		}
 		e.last[o.Key] = written{set: o.Set, gen: e.gen}
 		b = binary.LittleEndian.AppendUint64(b, o.Key)
-		b = appendSet(b, o.Set)
+		b = e.appendSet(b, o.Set)
 	}
 	b = binary.AppendUvarint(b, uint64(len(f.Stale)))
 	for _, s := range f.Stale {
-		b = appendLiteralStale(b, s)
+		b = e.appendLiteralStale(b, s)
 	}
 	e.body = b
 	return e.seal(kindKey, f), nil
@@ -132,7 +137,7 @@ func (e *encoder) delta(f *encode.Frame) ([]byte, error) {
 		switch {
 		case c.old == nil:
 			b = append(b, opSet)
-			b = appendSet(b, c.new)
+			b = e.appendSet(b, c.new)
 			e.touch(nil) // keeps touched in step with the reader's
 		case sameSeries(c.old, c.new) && c.new.Timestamps != nil:
 			b = append(b, opValuesTimed)
@@ -152,13 +157,13 @@ func (e *encoder) delta(f *encode.Frame) ([]byte, error) {
 	for _, s := range f.Stale {
 		if v, ok := e.staleIdx[s.Hash]; ok {
 			t, i := int(v>>32), int(uint32(v))
-			if old := e.touched[t]; bytes.Equal(old.Labels(i), s.Labels) {
+			if old := e.touched[t]; encode.EqualLabels(old.Labels(i), s.Labels) {
 				b = binary.AppendUvarint(b, uint64(t)+1)
 				b = binary.AppendUvarint(b, uint64(i))
 				continue
 			}
 		}
-		b = appendLiteralStale(b, s)
+		b = e.appendLiteralStale(b, s)
 	}
 	e.body = b
 	return e.seal(kindDelta, f), nil
@@ -239,7 +244,8 @@ const (
 // appendSet appends a whole set: series count, flags, Buf, and per series
 // its length (shifted left, low bit set when the hash follows because
 // encode.HashLabels does not give it), its offset if setOffsets, and its value.
-func appendSet(b []byte, s *encode.SeriesSet) []byte {
+func (e *encoder) appendSet(b []byte, s *encode.SeriesSet) []byte {
+	s = s.Literal(&e.lit)
 	flags := byte(0)
 	var off uint32
 	for _, r := range s.Refs {
@@ -298,7 +304,7 @@ func (e *encoder) appendDiff(b []byte, old, new *encode.SeriesSet) []byte {
 		// A set of series with their own times changes whole at each
 		// read: not worth a diff.
 		b = append(b, opSet)
-		return appendSet(b, new)
+		return e.appendSet(b, new)
 	}
 	clear(e.oldIdx)
 	for i, r := range old.Refs {
@@ -306,24 +312,26 @@ func (e *encoder) appendDiff(b []byte, old, new *encode.SeriesSet) []byte {
 	}
 	shared := false
 	for i, r := range new.Refs {
-		if j, ok := e.oldIdx[r.Hash]; ok && bytes.Equal(old.Labels(j), new.Labels(i)) {
+		if j, ok := e.oldIdx[r.Hash]; ok && encode.EqualLabels(old.Labels(j), new.Labels(i)) {
 			shared = true
 			break
 		}
 	}
 	if !shared {
 		b = append(b, opSet)
-		return appendSet(b, new)
+		return e.appendSet(b, new)
 	}
 	b = append(b, opDiff)
 	b = binary.AppendUvarint(b, uint64(len(new.Refs)))
 	for i, r := range new.Refs {
 		ls := new.Labels(i)
-		if j, ok := e.oldIdx[r.Hash]; ok && bytes.Equal(old.Labels(j), ls) {
+		if j, ok := e.oldIdx[r.Hash]; ok && encode.EqualLabels(old.Labels(j), ls) {
 			b = binary.AppendUvarint(b, uint64(j)+2)
 		} else {
 			h, ok := encode.HashLabels(ls)
 			explicit := !ok || h != r.Hash
+			e.labels = encode.AppendLabels(e.labels[:0], ls)
+			ls = e.labels
 			b = binary.AppendUvarint(b, b2u(explicit))
 			b = binary.AppendUvarint(b, uint64(len(ls)))
 			b = append(b, ls...)
@@ -338,11 +346,12 @@ func (e *encoder) appendDiff(b []byte, old, new *encode.SeriesSet) []byte {
 
 // appendLiteralStale appends a staleness marker in full: 0, hash, length,
 // labels.
-func appendLiteralStale(b []byte, s encode.Stale) []byte {
+func (e *encoder) appendLiteralStale(b []byte, s encode.Stale) []byte {
+	e.labels = encode.AppendLabels(e.labels[:0], s.Labels)
 	b = append(b, 0)
 	b = binary.LittleEndian.AppendUint64(b, s.Hash)
-	b = binary.AppendUvarint(b, uint64(len(s.Labels)))
-	return append(b, s.Labels...)
+	b = binary.AppendUvarint(b, uint64(len(e.labels)))
+	return append(b, e.labels...)
 }
 
 func b2u(v bool) uint64 {

@@ -132,7 +132,7 @@ func canonical(tb testing.TB, f *encode.Frame) canon {
 		s := []string{}
 		for i, r := range o.Set.Refs {
 			require.LessOrEqual(tb, uint64(r.Off)+uint64(r.Len), uint64(len(o.Set.Buf)))
-			b := binary.LittleEndian.AppendUint64(append([]byte(nil), o.Set.Labels(i)...), r.Hash)
+			b := binary.LittleEndian.AppendUint64(encode.AppendLabels(nil, o.Set.Labels(i)), r.Hash)
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Value))
 			if o.Set.Timestamps != nil {
 				b = fmt.Appendf(b, " at %d", o.Set.Timestamps[i])

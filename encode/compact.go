@@ -1,0 +1,161 @@
+package encode
+
+import (
+	"bytes"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Compactor copies a rendered set out of its scratch space with the labels
+// that several of its series carry stored once, at the end of its buffer,
+// and referred to (refShared, refs.go): an object's identity labels
+// (namespace, pod, uid), a container's name, a node's name, a resource and
+// unit. At 10k pods this is most of the label bytes the series map keeps.
+// Its scratch space is reused; a Compactor is not safe for concurrent use.
+type Compactor struct {
+	// index maps a label element's hash to its entry in elems.
+	index map[uint64]int32
+	// elems are the distinct label elements of the set being compacted.
+	elems []compactElem
+	// occ is, in walk order, the entry in elems of each literal element
+	// long enough to share (-1 for one whose hash another holds).
+	occ []int32
+	// region is the shared labels, and out the compacted set, both
+	// scratch space copied out exactly sized.
+	region []byte
+	out    SeriesSet
+}
+
+// compactElem is one distinct label element of the set being compacted.
+type compactElem struct {
+	// off and n locate its first copy in the source set's buffer.
+	off, n uint32
+	// count is the number of series that carry it.
+	count uint32
+	// dist is its distance from the end of the compacted buffer, 0 when it
+	// is not shared.
+	dist uint32
+}
+
+// compactMin is the shortest label element worth a reference: a reference
+// takes 2 or 3 bytes.
+const compactMin = 6
+
+// compactIndexKeep is the size past which the index is made anew rather
+// than cleared: clearing a map walks all its buckets, so one huge object
+// would otherwise slow every small one after it.
+const compactIndexKeep = 4096
+
+// Compact returns a copy of src, exactly sized as Clone's, whose repeated
+// labels are shared. The series, their order, hashes, values, timestamps and
+// exposition trailers are src's; only how the labels are stored changes. A
+// set that already has a shared region, or nothing worth sharing, is cloned.
+func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
+	if len(src.Refs) < 2 || src.Shared != 0 {
+		return src.Clone()
+	}
+	if c.index == nil || len(c.index) > compactIndexKeep {
+		c.index = make(map[uint64]int32)
+	} else {
+		clear(c.index)
+	}
+	c.elems, c.occ = c.elems[:0], c.occ[:0]
+
+	// Count the series that carry each label.
+	for i := range src.Refs {
+		base := src.Refs[i].Off
+		b := src.Labels(i)
+		for pos := 0; pos < len(b); {
+			l := elemLen(b[pos:])
+			if l == 0 { // a reference (interned): kept as it is
+				_, n := resolve(b[pos:])
+				if n == 0 {
+					return src.Clone() // not LabelsBuilder's bytes: leave them be
+				}
+				pos += n
+				continue
+			}
+			if l >= compactMin {
+				e := b[pos : pos+l]
+				h := xxhash.Sum64(e)
+				idx, ok := c.index[h]
+				switch {
+				case !ok:
+					idx = int32(len(c.elems))
+					c.index[h] = idx
+					c.elems = append(c.elems, compactElem{off: base + uint32(pos), n: uint32(l), count: 1})
+				case bytes.Equal(c.elemBytes(src, idx), e):
+					c.elems[idx].count++
+				default:
+					idx = -1 // another label with the same hash: not shared
+				}
+				c.occ = append(c.occ, idx)
+			}
+			pos += l
+		}
+	}
+
+	// Store once those whose references save bytes.
+	c.region = c.region[:0]
+	for i := range c.elems {
+		e := &c.elems[i]
+		if e.count < 2 || e.count*(e.n-3) <= e.n {
+			continue
+		}
+		e.dist = uint32(len(c.region)) // start, for now
+		c.region = append(c.region, c.elemBytes(src, int32(i))...)
+	}
+	if len(c.region) == 0 {
+		return src.Clone()
+	}
+	for i := range c.elems {
+		if e := &c.elems[i]; e.count >= 2 && e.count*(e.n-3) > e.n {
+			e.dist = uint32(len(c.region)) - e.dist
+		}
+	}
+
+	// Write the series with references to them.
+	out := &c.out
+	out.Reset()
+	k := 0
+	for i, r := range src.Refs {
+		b := src.Labels(i)
+		off := len(out.Buf)
+		for pos := 0; pos < len(b); {
+			l := elemLen(b[pos:])
+			if l == 0 {
+				_, n := resolve(b[pos:])
+				out.Buf = append(out.Buf, b[pos:pos+n]...)
+				pos += n
+				continue
+			}
+			if l >= compactMin {
+				if idx := c.occ[k]; idx >= 0 && c.elems[idx].dist > 0 {
+					out.Buf = append(out.Buf, refShared)
+					out.Buf = appendVarint(out.Buf, uint64(c.elems[idx].dist))
+					k++
+					pos += l
+					continue
+				}
+				k++
+			}
+			out.Buf = append(out.Buf, b[pos:pos+l]...)
+			pos += l
+		}
+		r.Off, r.Len = uint32(off), uint32(len(out.Buf)-off)
+		out.Refs = append(out.Refs, r)
+		out.Buf = append(out.Buf, src.Trailer(i)...)
+	}
+	out.Buf = append(out.Buf, c.region...)
+	out.Shared = uint32(len(c.region))
+	out.Timestamps = src.Timestamps
+	set := out.Clone()
+	out.Timestamps = nil
+	return set
+}
+
+// elemBytes returns the bytes of entry idx in src's buffer.
+func (c *Compactor) elemBytes(src *SeriesSet, idx int32) []byte {
+	e := c.elems[idx]
+	return src.Buf[e.off : e.off+e.n]
+}

@@ -1,0 +1,167 @@
+package encode
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// podLikeSet renders series the way a pod's families do: a name, identity
+// labels every series carries, a container label several carry, an
+// enumeration interned, trailers on some series and, if timed, timestamps.
+func podLikeSet(t testing.TB, pod string, timed bool) *SeriesSet {
+	t.Helper()
+	var b LabelsBuilder
+	b.SetExternal([]Label{{Name: "cluster", Value: "edge-7"}})
+	set := &SeriesSet{}
+	phase := Intern("phase", "Running")
+	for i := range 12 {
+		b.Reset()
+		name := fmt.Sprintf("kube_pod_family_%d", i%5)
+		b.AddInterned(MetricName, name, Intern(MetricName, name))
+		b.Add("namespace", "default")
+		b.Add("pod", pod)
+		b.Add("uid", "3f1c2b9e-8a4d-4e1f-9b2c-"+pod)
+		if i%2 == 0 {
+			b.Add("container", "app-container")
+		}
+		if i%3 == 0 {
+			b.AddInterned("phase", "Running", phase)
+		}
+		b.Add("unique", fmt.Sprintf("value-%d", i))
+		b.AppendTo(set, float64(i))
+		if i%4 == 1 {
+			set.AppendTrailer("pod", pod)
+			set.AppendTrailer("empty", "")
+		}
+		if timed {
+			set.Timestamps = append(set.Timestamps, int64(1_700_000_000_000+i))
+		}
+	}
+	return set
+}
+
+func TestCompactKeepsEverySeries(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		src := podLikeSet(t, "web-7d4b9c8f6d-x2k9p", timed)
+		var c Compactor
+		got := c.Compact(src)
+		require.NotZero(t, got.Shared, "identity labels are shared")
+		require.Less(t, len(got.Buf), len(src.Buf), "and take fewer bytes")
+		require.Equal(t, len(got.Buf), cap(got.Buf), "exactly sized")
+		require.Len(t, got.Refs, len(src.Refs))
+		require.Equal(t, src.Timestamps, got.Timestamps)
+		for i := range src.Refs {
+			want, err := DecodeLabels(src.Labels(i))
+			require.NoError(t, err)
+			have, err := DecodeLabels(got.Labels(i))
+			require.NoError(t, err)
+			require.Equal(t, want, have, "series %d", i)
+			require.Equal(t, AppendLabels(nil, src.Labels(i)), AppendLabels(nil, got.Labels(i)))
+			require.Equal(t, src.Refs[i].Hash, got.Refs[i].Hash)
+			h, ok := HashLabels(got.Labels(i))
+			require.True(t, ok)
+			require.Equal(t, src.Refs[i].Hash, h, "the hash of the compacted labels is the series'")
+			require.Equal(t, src.Refs[i].Value, got.Refs[i].Value)
+			require.Equal(t, src.Trailer(i), got.Trailer(i), "series %d's trailer", i)
+			require.True(t, EqualLabels(src.Labels(i), got.Labels(i)))
+		}
+		// The literal form is what leaves the process.
+		var lit SeriesSet
+		l := got.Literal(&lit)
+		require.Zero(t, l.Shared)
+		for i := range l.Refs {
+			require.True(t, IsLiteral(l.Labels(i)))
+			require.Equal(t, AppendLabels(nil, src.Labels(i)), l.Labels(i))
+			require.Equal(t, src.Trailer(i), l.Trailer(i))
+		}
+	}
+}
+
+func TestCompactedSetsEncodeAsLiteralOnes(t *testing.T) {
+	var c Compactor
+	var compact, literal []Sample
+
+	for _, pod := range []string{"a", "web-7d4b9c8f6d-x2k9p", strings.Repeat("long-", 40)} {
+		src := podLikeSet(t, pod, false)
+		set := c.Compact(src)
+		for i := range set.Refs {
+			compact = append(compact, Sample{Labels: set.Labels(i), Value: set.Refs[i].Value, Timestamp: 1})
+			literal = append(literal, Sample{Labels: AppendLabels(nil, src.Labels(i)), Value: src.Refs[i].Value, Timestamp: 1})
+		}
+	}
+	require.Equal(t, AppendWriteRequest(nil, literal), AppendWriteRequest(nil, compact), "Remote-Write 1.0 bytes")
+	var v2a, v2b V2Encoder
+	require.Equal(t, v2a.Encode(nil, literal), v2b.Encode(nil, compact), "Remote-Write 2.0 bytes")
+	var w TextWriter
+	for i := range compact {
+		require.Equal(t, string(w.AppendSeries(nil, "m", &Layout{Generated: true}, literal[i].Labels, nil, nil, 1)),
+			string(w.AppendSeries(nil, "m", &Layout{Generated: true}, compact[i].Labels, nil, nil, 1)))
+	}
+}
+
+func TestAppendWriteRequestLengthBoundaries(t *testing.T) {
+	// A series of under 128 bytes takes a one-byte length, one of 16 KiB
+	// or more three: both move from the two bytes reserved.
+	for _, n := range []int{1, 90, 120, 16_400, 70_000} {
+		var b LabelsBuilder
+		set := &SeriesSet{}
+		b.Add(MetricName, "m")
+		b.Add("v", strings.Repeat("x", n))
+		b.AppendTo(set, 1)
+		s := []Sample{{Labels: set.Labels(0), Value: 1, Timestamp: 5}, {Labels: set.Labels(0), Value: 2, Timestamp: 6}}
+		wr, err := DecodeWriteRequest(Compress(nil, AppendWriteRequest(nil, s)))
+		require.NoError(t, err, "labels of %d bytes", n)
+		require.Len(t, wr.Timeseries, 2)
+		require.Equal(t, strings.Repeat("x", n), wr.Timeseries[1].Labels[1].Value)
+		require.Equal(t, 2.0, wr.Timeseries[1].Samples[0].Value)
+	}
+}
+
+func TestEqualLabelsLooksThroughStorage(t *testing.T) {
+	var c Compactor
+	a := c.Compact(podLikeSet(t, "pod-aaaa", false))
+	b := c.Compact(podLikeSet(t, "pod-bbbb", false))
+	// Same length pods: the compact bytes are the same, the labels not.
+	require.Equal(t, []byte(a.Labels(0)), []byte(b.Labels(0)))
+	require.False(t, EqualLabels(a.Labels(0), b.Labels(0)))
+	require.True(t, EqualLabels(a.Labels(0), AppendLabels(nil, a.Labels(0))))
+	require.False(t, EqualLabels(a.Labels(0), a.Labels(1)))
+	require.True(t, EqualLabels(nil, nil))
+}
+
+func TestBadReferencesDoNotParse(t *testing.T) {
+	for _, b := range [][]byte{
+		{refShared, 0x05},         // past the start of the buffer
+		{refShared, 0x00},         // no distance
+		{refInterned, 0xff, 0x7f}, // no such entry
+		{refShared},               // truncated
+		{refShared, 0x01},         // points at itself: not a label element
+	} {
+		_, _, _, ok := NextLabel(b)
+		require.False(t, ok, "%x", b)
+		require.False(t, IsLiteral(b))
+		_, err := DecodeLabels(b)
+		require.Error(t, err)
+		require.Panics(t, func() { AppendLabels(nil, b) })
+	}
+}
+
+func TestInternCappedStopsAtTheCap(t *testing.T) {
+	old := internCap
+	t.Cleanup(func() { internCap = old })
+	first, ok := InternCapped("phase", "Pending")
+	require.True(t, ok)
+	interned.mu.Lock()
+	internCap = len(interned.index) + 1
+	interned.mu.Unlock()
+	_, ok = InternCapped("reason", "a-new-one")
+	require.True(t, ok, "room for one more")
+	_, ok = InternCapped("reason", "and-another")
+	require.False(t, ok, "the table is full")
+	again, ok := InternCapped("phase", "Pending")
+	require.True(t, ok, "what it holds is still found")
+	require.Equal(t, first, again)
+}

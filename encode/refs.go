@@ -1,0 +1,284 @@
+package encode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+)
+
+// A series' encoded labels are TimeSeries.labels elements, as Remote-Write
+// 1.0 sends them, but a label that many series carry is stored once and
+// referred to, so that the series map keeps a few bytes per series instead
+// of the whole label set:
+//
+//   - refInterned, then a uvarint index: a label element of the process's
+//     interned table (Intern): family names (__name__) and external labels,
+//     the same on the series of every object;
+//   - refShared, then a uvarint distance: a label element in the shared
+//     region at the end of the series' SeriesSet buffer, that many bytes
+//     before its end: a label that several series of one object carry,
+//     such as its identity labels (namespace, pod, uid...) or a container's
+//     name (Compactor).
+//
+// A reference sits where its label sorts, so labels stay in name order.
+// A series' labels slice (SeriesSet.Labels) ends its capacity at the end of
+// the set's buffer, which is how a shared reference finds the region:
+// slicing it forward keeps that, copying it does not, so bytes that leave a
+// set are expanded first (AppendLabels). Readers walk labels with
+// NextLabel, which follows references, and the encoders write them
+// expanded: the wire format never sees a reference.
+const (
+	refInterned = 0x01
+	refShared   = 0x02
+)
+
+// internTable holds the interned label elements. Entries are only added,
+// never changed, so a reader loads the slice once and indexes it without a
+// lock; the table grows with the distinct family names and external labels
+// the process ever renders, which its code and configuration bound.
+type internTable struct {
+	mu    sync.Mutex
+	index map[Label]uint32
+	elems atomic.Pointer[[][]byte]
+}
+
+var interned = internTable{index: make(map[Label]uint32)}
+
+// internCap bounds the table for InternCapped: labels whose values come
+// from the cluster's data could otherwise grow it for the life of the
+// process. Past it, such labels are written in full, which is only bigger.
+var internCap = 1 << 16
+
+// InternCapped is Intern for a label whose values come from the cluster
+// (a pod's phase, a condition's status): ok is false once the table holds
+// internCap labels and this one is not among them.
+func InternCapped(name, value string) (ref uint32, ok bool) {
+	interned.mu.Lock()
+	i, ok := interned.index[Label{Name: name, Value: value}]
+	full := len(interned.index) >= internCap
+	interned.mu.Unlock()
+	switch {
+	case ok:
+		return i, true
+	case full:
+		return 0, false
+	}
+	return Intern(name, value), true
+}
+
+// Intern returns the index of the label element for name and value in the
+// process's interned table, adding it if new (LabelsBuilder.AddInterned).
+// Safe for concurrent use.
+func Intern(name, value string) uint32 {
+	interned.mu.Lock()
+	defer interned.mu.Unlock()
+	l := Label{Name: name, Value: value}
+	if i, ok := interned.index[l]; ok {
+		return i
+	}
+	var cur [][]byte
+	if p := interned.elems.Load(); p != nil {
+		cur = *p
+	}
+	// A new slice each time: readers may hold the old one.
+	next := append(cur[:len(cur):len(cur)], appendLabel(nil, l))
+	interned.elems.Store(&next)
+	i := uint32(len(next) - 1)
+	interned.index[l] = i
+	return i
+}
+
+// resolve returns the label element a reference at the start of b refers
+// to, and the reference's length; n is 0 for a bad reference.
+func resolve(b []byte) (elem []byte, n int) {
+	v, k := binary.Uvarint(b[1:])
+	if k <= 0 {
+		return nil, 0
+	}
+	switch b[0] {
+	case refInterned:
+		p := interned.elems.Load()
+		if p == nil || v >= uint64(len(*p)) {
+			return nil, 0
+		}
+		elem = (*p)[v]
+	case refShared:
+		c := uint64(cap(b))
+		if v == 0 || v > c {
+			return nil, 0
+		}
+		full := b[:c]
+		elem = full[c-v:]
+		l := elemLen(elem)
+		if l == 0 {
+			return nil, 0
+		}
+		elem = elem[:l]
+	default:
+		return nil, 0
+	}
+	return elem, 1 + k
+}
+
+// elemLen is the length of the literal label element at the start of b, 0
+// if there is none.
+func elemLen(b []byte) int {
+	if len(b) == 0 || b[0] != tagTimeSeriesLabels {
+		return 0
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || n > uint64(len(b)-1-k) {
+		return 0
+	}
+	return 1 + k + int(n)
+}
+
+// AppendLabels appends labels with every reference replaced by the label
+// element it refers to: the bytes Remote-Write 1.0 sends, and what may be
+// kept apart from the labels' set. It panics on bytes LabelsBuilder did not
+// write, as the encoders do.
+func AppendLabels(dst, labels []byte) []byte {
+	return appendExpanded(dst, labels, internedElems())
+}
+
+// internedElems returns the interned table as it is now, for a caller that
+// resolves many references: entries already referred to never change.
+func internedElems() [][]byte {
+	if p := interned.elems.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// appendExpanded is AppendLabels with the interned table loaded once. It
+// copies runs of literal elements at once and reads one-byte lengths and
+// references without a varint loop: the send path's inner loop.
+func appendExpanded(dst, labels []byte, table [][]byte) []byte {
+	run, i := 0, 0
+	for i < len(labels) {
+		tag := labels[i]
+		if tag == tagTimeSeriesLabels && i+1 < len(labels) && labels[i+1] < 0x80 {
+			i += 2 + int(labels[i+1])
+			continue
+		}
+		if i+1 < len(labels) && labels[i+1] < 0x80 && (tag == refShared || tag == refInterned) {
+			v := uint64(labels[i+1])
+			var elem []byte
+			if tag == refInterned {
+				if v >= uint64(len(table)) {
+					table = internedElems() // interned after the caller loaded it
+				}
+				if v < uint64(len(table)) {
+					elem = table[v]
+				}
+			} else if c := uint64(cap(labels)); v != 0 && v <= c {
+				tail := labels[:c][c-v:]
+				if len(tail) > 1 && tail[0] == tagTimeSeriesLabels && tail[1] < 0x80 && int(tail[1])+2 <= len(tail) {
+					elem = tail[:2+int(tail[1])]
+				}
+			}
+			if elem != nil {
+				dst = append(dst, labels[run:i]...)
+				dst = append(dst, elem...)
+				i += 2
+				run = i
+				continue
+			}
+		}
+		// The general case: longer lengths and references.
+		if tag == tagTimeSeriesLabels {
+			l := elemLen(labels[i:])
+			if l == 0 {
+				panic("encode: malformed label bytes")
+			}
+			i += l
+			continue
+		}
+		dst = append(dst, labels[run:i]...)
+		elem, n := resolve(labels[i:])
+		if n == 0 {
+			panic("encode: malformed label reference")
+		}
+		dst = append(dst, elem...)
+		i += n
+		run = i
+	}
+	if i > len(labels) {
+		panic("encode: malformed label bytes")
+	}
+	return append(dst, labels[run:]...)
+}
+
+// LabelsLen is len(AppendLabels(nil, labels)), without writing.
+func LabelsLen(labels []byte) int {
+	n := 0
+	for i := 0; i < len(labels); {
+		if labels[i] == tagTimeSeriesLabels {
+			l := elemLen(labels[i:])
+			if l == 0 {
+				panic("encode: malformed label bytes")
+			}
+			i += l
+			n += l
+			continue
+		}
+		elem, k := resolve(labels[i:])
+		if k == 0 {
+			panic("encode: malformed label reference")
+		}
+		n += len(elem)
+		i += k
+	}
+	return n
+}
+
+// EqualLabels reports whether two series' labels are the same labels,
+// however each is stored: equal bytes may refer to different objects'
+// shared labels, and different bytes may hold the same labels.
+func EqualLabels(a, b []byte) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) && cap(a) == cap(b) {
+		return true
+	}
+	for {
+		an, av, arest, aok := NextLabel(a)
+		bn, bv, brest, bok := NextLabel(b)
+		if !aok || !bok {
+			return !aok && !bok && len(a) == 0 && len(b) == 0
+		}
+		if !bytes.Equal(an, bn) || !bytes.Equal(av, bv) {
+			return false
+		}
+		a, b = arest, brest
+	}
+}
+
+// IsLiteral reports whether labels hold no references: bytes read from
+// outside the process (a disk buffer) must not, since a reference there
+// would point into whatever follows them.
+func IsLiteral(labels []byte) bool {
+	for i := 0; i < len(labels); {
+		l := elemLen(labels[i:])
+		if l == 0 {
+			return false
+		}
+		i += l
+	}
+	return true
+}
+
+// Literal returns s with every reference expanded (AppendLabels), built in
+// dst's space (reused: dst is reset), exposition trailers kept: the form a
+// set takes outside the process. Timestamps are shared with s.
+func (s *SeriesSet) Literal(dst *SeriesSet) *SeriesSet {
+	dst.Reset()
+	dst.Timestamps = s.Timestamps
+	for i, r := range s.Refs {
+		off := len(dst.Buf)
+		dst.Buf = AppendLabels(dst.Buf, s.Labels(i))
+		r.Off, r.Len = uint32(off), uint32(len(dst.Buf)-off)
+		dst.Refs = append(dst.Refs, r)
+		dst.Buf = append(dst.Buf, s.Trailer(i)...)
+	}
+	return dst
+}
