@@ -14,10 +14,11 @@ import (
 	"github.com/kube-state-push/kube-state-push/encode"
 )
 
-// v1Dir is a log written by the code of commit 87f67aa, before frames
-// could span records: two segments of kubelet-style and plain sets, and a
-// checkpoint three frames into the first with a fourth in flight.
-// v1Golden is what reading it must hand out (dumpFrame per frame).
+// v1Dir is a log written by the code before frames could span records
+// (TestWriteV1Log of commit db3da34, on the code of 87f67aa): two
+// segments of kubelet-style and plain sets, and a checkpoint three frames
+// into the first with a fourth in flight. v1Golden is what reading it
+// must hand out (dumpFrame per frame).
 const (
 	v1Dir    = "testdata/v1log"
 	v1Golden = "testdata/v1log.golden"
