@@ -22,7 +22,8 @@ const (
 	segmentExt      = ".seg"
 )
 
-// pos is a place in the log: the record starting at off in segment seg.
+// pos is a place in the log: the record starting at off in segment seg
+// (for the reader's and the checkpoint's positions, a frame's first).
 type pos struct {
 	seg uint64
 	off int64

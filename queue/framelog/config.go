@@ -44,6 +44,9 @@ type Config struct {
 	// FS is the filesystem; nil means the operating system's. For tests
 	// that inject failures.
 	FS FS `yaml:"-"`
+	// partBytes, if not 0, replaces the constant partBytes: tests cut
+	// their small frames into many records with it.
+	partBytes int
 }
 
 // DefaultConfig holds the defaults; Dir has none.

@@ -12,7 +12,9 @@ import (
 // from which the next delta regenerates a whole frame. Sets it builds are
 // never modified afterwards, so frames handed out stay valid while the
 // state moves on. A frame taken from the writer (adopt) becomes the state
-// as it is, its sets shared with the writer's.
+// as it is, its sets shared with the writer's. A frame of several records
+// is applied record by record, so that reading it holds one record's
+// bytes at a time beside the state.
 type decoder struct {
 	// objs are the objects of the last frame, in an order of the
 	// decoder's own, or the writer's after adopt (a frame's object order
@@ -23,31 +25,41 @@ type decoder struct {
 	// stalePos is set when pos does not index objs: after adopt, until
 	// a delta needs it.
 	stalePos bool
-	// valid is false until a keyframe was decoded, and after an error:
-	// a delta cannot be applied to an unknown state.
+	// valid is set when objs are a whole frame's: not until a keyframe
+	// was decoded, nor while a frame's records are, nor after an error.
+	// A delta cannot be applied to an unknown state.
 	valid bool
+	// open is set from a frame's first record until its last: objs hold
+	// the frame so far. cur is the header of its first record, which the
+	// others must repeat.
+	open bool
+	cur  header
+	// stale are the frame's staleness markers so far; reused.
+	stale []encode.Stale
 	// touched are the old sets of this delta's removed and changed
-	// objects, which staleness markers refer to; reused.
+	// objects, in the order of its records, which staleness markers
+	// refer to; reused.
 	touched []*encode.SeriesSet
 }
 
 func newDecoder() *decoder { return &decoder{pos: make(map[uint64]int)} }
 
-// reset forgets the state: the next record must be a keyframe. The old
+// reset forgets the state: the next record must start a keyframe. The old
 // sets go, and the record bodies they alias.
 func (d *decoder) reset() {
 	clear(d.objs)
 	d.objs = d.objs[:0]
 	clear(d.touched)
 	d.touched = d.touched[:0]
+	clear(d.stale)
+	d.stale = d.stale[:0]
 	clear(d.pos)
 	d.stalePos = false
-	d.valid = false
+	d.valid, d.open = false, false
 }
 
-// adopt makes objs, the objects of the frame of the record at the read
-// position as the writer was given them, the state, as if the record had
-// been decoded; their sets are shared, not copied. It returns the old
+// adopt makes objs, the objects of the frame at the read position as the
+// writer was given them, the state, as if the frame had been decoded; their sets are shared, not copied. It returns the old
 // state's slice, emptied, for the writer to reuse. The index of objs is
 // built when a delta needs it: while the reader keeps up, never.
 func (d *decoder) adopt(objs []encode.Object) []encode.Object {
@@ -55,7 +67,7 @@ func (d *decoder) adopt(objs []encode.Object) []encode.Object {
 	clear(old)
 	clear(d.touched)
 	d.objs, d.touched = objs, d.touched[:0]
-	d.stalePos, d.valid = true, true
+	d.stalePos, d.valid, d.open = true, true, false
 	return old[:0]
 }
 
@@ -71,25 +83,32 @@ func (d *decoder) index() {
 	d.stalePos = false
 }
 
-// apply decodes a record's body onto the state and, if f is not nil, fills
-// f with the frame it regenerates (f's slices are reused). body must not
-// be modified afterwards: stale labels and sets alias it. On error the
-// state is reset.
+// apply decodes a record's body onto the state. When the record is its
+// frame's last and f is not nil, it fills f with the frame the record
+// completes (f's slices are reused). body must not be modified
+// afterwards: stale labels and sets alias it. On error the state is reset.
 func (d *decoder) apply(h header, body []byte, f *encode.Frame) error {
-	var err error
-	if h.kind == kindKey {
-		err = d.applyKey(body, f)
-	} else if !d.valid {
-		err = fmt.Errorf("%w: delta without a keyframe", errBadBody)
-	} else {
-		err = d.applyDelta(body, f)
-	}
-	if err == nil && f != nil {
-		f.Timestamp = h.ts
-		f.Objects = append(f.Objects[:0], d.objs...)
-		if n := f.Samples(); n != h.samples {
-			err = fmt.Errorf("%w: %d samples, header says %d", errBadBody, n, h.samples)
+	err := d.begin(h)
+	if err == nil {
+		if h.kind == kindKey {
+			err = d.applyKey(body)
+		} else {
+			err = d.applyDelta(body)
 		}
+	}
+	if err == nil && !h.more {
+		d.open, d.valid = false, true
+		if f != nil {
+			f.Timestamp = h.ts
+			f.Objects = append(f.Objects[:0], d.objs...)
+			f.Stale = append(f.Stale[:0], d.stale...)
+			if n := f.Samples(); n != h.samples {
+				err = fmt.Errorf("%w: %d samples, header says %d", errBadBody, n, h.samples)
+			}
+		}
+		// The markers' labels alias record bodies: f holds them now.
+		clear(d.stale)
+		d.stale = d.stale[:0]
 	}
 	if err != nil {
 		d.reset()
@@ -98,12 +117,33 @@ func (d *decoder) apply(h header, body []byte, f *encode.Frame) error {
 		}
 		return err
 	}
-	d.valid = true
 	return nil
 }
 
-func (d *decoder) applyKey(body []byte, f *encode.Frame) error {
-	d.reset()
+// begin checks that a record follows the one before: the next of the
+// open frame's, or the first of a frame, and starts that frame.
+func (d *decoder) begin(h header) error {
+	switch {
+	case d.open:
+		if h.kind != d.cur.kind || h.ts != d.cur.ts || h.samples != d.cur.samples {
+			return fmt.Errorf("%w: record of another frame before the last of a frame's", errBadBody)
+		}
+		return nil
+	case h.kind == kindKey:
+		d.reset()
+	case !d.valid:
+		return fmt.Errorf("%w: delta without a keyframe", errBadBody)
+	default:
+		d.index()
+		clear(d.touched)
+		d.touched = d.touched[:0]
+	}
+	d.open, d.valid, d.cur = true, false, h
+	return nil
+}
+
+// applyKey adds a keyframe record's objects and staleness markers.
+func (d *decoder) applyKey(body []byte) error {
 	r := reader{b: body}
 	n := r.count()
 	sets := make([]encode.SeriesSet, n)
@@ -119,14 +159,13 @@ func (d *decoder) applyKey(body []byte, f *encode.Frame) error {
 		d.pos[key] = len(d.objs)
 		d.objs = append(d.objs, encode.Object{Key: key, Set: &sets[i]})
 	}
-	return d.stale(&r, f)
+	return d.readStale(&r)
 }
 
-func (d *decoder) applyDelta(body []byte, f *encode.Frame) error {
-	d.index()
+// applyDelta applies a delta record's removals and changes and adds its
+// staleness markers.
+func (d *decoder) applyDelta(body []byte) error {
 	r := reader{b: body}
-	clear(d.touched)
-	d.touched = d.touched[:0]
 	n := r.count()
 	for range n {
 		key := r.u64()
@@ -182,17 +221,13 @@ func (d *decoder) applyDelta(body []byte, f *encode.Frame) error {
 			d.objs = append(d.objs, encode.Object{Key: key, Set: set})
 		}
 	}
-	return d.stale(&r, f)
+	return d.readStale(&r)
 }
 
-// stale decodes the staleness markers into f (if not nil) and checks that
-// the body ends there.
-func (d *decoder) stale(r *reader, f *encode.Frame) error {
+// readStale decodes a record's staleness markers into d.stale and checks
+// that the body ends there.
+func (d *decoder) readStale(r *reader) error {
 	n := r.count()
-	if f != nil {
-		clear(f.Stale)
-		f.Stale = f.Stale[:0]
-	}
 	for range n {
 		var s encode.Stale
 		switch t := r.uvarint(); {
@@ -216,9 +251,7 @@ func (d *decoder) stale(r *reader, f *encode.Frame) error {
 		if r.err != nil {
 			return r.err
 		}
-		if f != nil {
-			f.Stale = append(f.Stale, s)
-		}
+		d.stale = append(d.stale, s)
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")

@@ -36,17 +36,44 @@ type removal struct {
 	old *encode.SeriesSet
 }
 
-// encoder turns frames into records, each a keyframe or a delta against
-// the frame encoded before it. Its scratch space is reused, so that a
-// steady state delta allocates nothing per series: an unchanged object
-// costs a map lookup and a pointer comparison.
+// recordWriter takes the records of a frame as the encoder seals them.
+type recordWriter interface {
+	// writeRecord stores the next record of the frame being encoded,
+	// framed (length, CRC, record). rec is valid only during the call.
+	writeRecord(rec []byte) error
+}
+
+// encoder turns frames into records, each frame a keyframe or a delta
+// against the frame encoded before it. A frame goes out as records of
+// bounded size, each written as soon as it is sealed, so that encoding one
+// holds a bounded body and its compressed copy however many series it
+// has. Its scratch space is reused, so that a steady state delta
+// allocates nothing per series: an unchanged object costs a map lookup
+// and a pointer comparison.
 type encoder struct {
 	// last is every object of the last frame encoded, by key.
 	last map[uint64]written
 	// gen numbers the frames encoded, to find the objects a frame lacks.
 	gen uint32
-	// body, rec are the uncompressed body and the record, reused.
-	body, rec []byte
+	// partBytes is the body size at which a record is sealed: partBytes
+	// the constant, smaller in tests to make frames of many records.
+	partBytes int
+	// body is the body of the record being built; out the sealed record
+	// (frame header, record header, snappy block). Both are reused while
+	// they stay within keepBytes.
+	body, out []byte
+	// w takes the frame's records.
+	w recordWriter
+	// hdr is the header of the frame being encoded, or of the last one.
+	hdr header
+	// sections is the number of counted runs in a body of the frame's
+	// kind (keyframe: objects, staleness markers; delta: removals,
+	// changes, staleness markers), sec the one being written.
+	sections, sec int
+	// countAt is where the count of section sec goes: the run starts
+	// countRoom bytes later, moved back once the count is known. count is
+	// the run's items so far, items the record's in all its sections.
+	countAt, count, items int
 	// changed and removed are the delta's objects, reused.
 	changed []change
 	removed []removal
@@ -66,74 +93,95 @@ type encoder struct {
 	labels []byte
 }
 
+// countRoom is the room left for a section's count before its items: the
+// longest uvarint.
+const countRoom = binary.MaxVarintLen64
+
+// zeros fills countRoom.
+var zeros [countRoom]byte
+
 func newEncoder() *encoder {
 	return &encoder{
-		last:     make(map[uint64]written),
-		oldIdx:   make(map[uint64]int),
-		staleIdx: make(map[uint64]uint64),
+		last:      make(map[uint64]written),
+		partBytes: partBytes,
+		oldIdx:    make(map[uint64]int),
+		staleIdx:  make(map[uint64]uint64),
 	}
 }
 
-// keyframe encodes f in full and makes it the frame the next delta is
-// taken against. The record is valid until the next call.
-func (e *encoder) keyframe(f *encode.Frame) ([]byte, error) {
+// keyframe writes f in full to w and makes it the frame the next delta is
+// taken against. After an error the encoder's memory is unusable: the
+// next frame must be a keyframe.
+func (e *encoder) keyframe(f *encode.Frame, w recordWriter) error {
 	clear(e.last)
 	e.gen++
-	b := binary.AppendUvarint(e.body[:0], uint64(len(f.Objects)))
+	e.begin(kindKey, 2, f, w)
 	for _, o := range f.Objects {
 		if _, dup := e.last[o.Key]; dup {
-			return nil, errDuplicateKey
+			return errDuplicateKey
 		}
 		e.last[o.Key] = written{set: o.Set, gen: e.gen}
-		b = binary.LittleEndian.AppendUint64(b, o.Key)
-		b = e.appendSet(b, o.Set)
+		if err := e.item(); err != nil {
+			return err
+		}
+		e.body = binary.LittleEndian.AppendUint64(e.body, o.Key)
+		e.body = e.appendSet(e.body, o.Set)
 	}
-	b = binary.AppendUvarint(b, uint64(len(f.Stale)))
+	e.section()
 	for _, s := range f.Stale {
-		b = e.appendLiteralStale(b, s)
+		if err := e.item(); err != nil {
+			return err
+		}
+		e.body = e.appendLiteralStale(e.body, s)
 	}
-	e.body = b
-	return e.seal(kindKey, f), nil
+	return e.end()
 }
 
-// delta encodes f against the frame encoded before it, which becomes f.
-// The record is valid until the next call. After an error the encoder's
-// memory is unusable: the next record must be a keyframe.
-func (e *encoder) delta(f *encode.Frame) ([]byte, error) {
+// delta writes f to w as its difference from the frame encoded before it,
+// which becomes f. After an error the encoder's memory is unusable: the
+// next frame must be a keyframe.
+func (e *encoder) delta(f *encode.Frame, w recordWriter) error {
 	e.gen++
 	e.changed, e.removed = e.changed[:0], e.removed[:0]
 	for _, o := range f.Objects {
-		w, ok := e.last[o.Key]
+		prev, ok := e.last[o.Key]
 		switch {
-		case ok && w.gen == e.gen:
-			return nil, errDuplicateKey
-		case ok && w.set == o.Set:
-			w.gen = e.gen
-			e.last[o.Key] = w
+		case ok && prev.gen == e.gen:
+			return errDuplicateKey
+		case ok && prev.set == o.Set:
+			prev.gen = e.gen
+			e.last[o.Key] = prev
 			continue
 		}
-		e.changed = append(e.changed, change{key: o.Key, old: w.set, new: o.Set})
+		e.changed = append(e.changed, change{key: o.Key, old: prev.set, new: o.Set})
 		e.last[o.Key] = written{set: o.Set, gen: e.gen}
 	}
-	for k, w := range e.last {
-		if w.gen != e.gen {
-			e.removed = append(e.removed, removal{key: k, old: w.set})
+	for k, prev := range e.last {
+		if prev.gen != e.gen {
+			e.removed = append(e.removed, removal{key: k, old: prev.set})
 			delete(e.last, k)
 		}
 	}
 
-	// The old sets a staleness marker may point into.
+	// The old sets a staleness marker may point into, numbered across
+	// the frame's records in the order written.
 	clear(e.staleIdx)
 	clear(e.touched)
 	e.touched = e.touched[:0]
-	b := binary.AppendUvarint(e.body[:0], uint64(len(e.removed)))
+	e.begin(kindDelta, 3, f, w)
 	for _, r := range e.removed {
-		b = binary.LittleEndian.AppendUint64(b, r.key)
+		if err := e.item(); err != nil {
+			return err
+		}
+		e.body = binary.LittleEndian.AppendUint64(e.body, r.key)
 		e.touch(r.old)
 	}
-	b = binary.AppendUvarint(b, uint64(len(e.changed)))
+	e.section()
 	for _, c := range e.changed {
-		b = binary.LittleEndian.AppendUint64(b, c.key)
+		if err := e.item(); err != nil {
+			return err
+		}
+		b := binary.LittleEndian.AppendUint64(e.body, c.key)
 		switch {
 		case c.old == nil:
 			b = append(b, opSet)
@@ -152,21 +200,24 @@ func (e *encoder) delta(f *encode.Frame) ([]byte, error) {
 			b = e.appendDiff(b, c.old, c.new)
 			e.touch(c.old)
 		}
+		e.body = b
 	}
-	b = binary.AppendUvarint(b, uint64(len(f.Stale)))
+	e.section()
 	for _, s := range f.Stale {
+		if err := e.item(); err != nil {
+			return err
+		}
 		if v, ok := e.staleIdx[s.Hash]; ok {
 			t, i := int(v>>32), int(uint32(v))
 			if old := e.touched[t]; encode.EqualLabels(old.Labels(i), s.Labels) {
-				b = binary.AppendUvarint(b, uint64(t)+1)
-				b = binary.AppendUvarint(b, uint64(i))
+				e.body = binary.AppendUvarint(e.body, uint64(t)+1)
+				e.body = binary.AppendUvarint(e.body, uint64(i))
 				continue
 			}
 		}
-		b = e.appendLiteralStale(b, s)
+		e.body = e.appendLiteralStale(e.body, s)
 	}
-	e.body = b
-	return e.seal(kindDelta, f), nil
+	return e.end()
 }
 
 // touch adds an old set (nil for a new object) to the sets that
@@ -182,17 +233,115 @@ func (e *encoder) touch(old *encode.SeriesSet) {
 	}
 }
 
-// seal compresses the body behind the record header.
-func (e *encoder) seal(kind byte, f *encode.Frame) []byte {
-	r := appendHeader(e.rec[:0], header{kind: kind, ts: f.Timestamp, samples: f.Samples()})
-	n := len(r)
-	need := n + snappy.MaxEncodedLen(len(e.body))
-	if cap(r) < need {
-		r = append(make([]byte, 0, need), r...)
+// begin starts the records of f, of a kind whose bodies have the given
+// number of sections, to be written to w. For a keyframe the body is
+// sized for a whole record first: grown by append, a body of partBytes
+// would leave about five times that in garbage.
+func (e *encoder) begin(kind byte, sections int, f *encode.Frame, w recordWriter) {
+	e.hdr = header{kind: kind, ts: f.Timestamp, samples: f.Samples()}
+	e.w, e.sections = w, sections
+	if kind == kindKey {
+		// Labels, and a few bytes per series: about what the body takes.
+		want, limit := 0, e.partBytes+e.partBytes/4
+		for _, o := range f.Objects {
+			if want += len(o.Set.Buf) + 4*len(o.Set.Refs) + 16; want >= limit {
+				want = limit
+				break
+			}
+		}
+		if cap(e.body) < want {
+			e.body = make([]byte, 0, want)
+		}
 	}
-	c := snappy.Encode(r[n:need], e.body)
-	e.rec = r[:n+len(c)]
-	return e.rec
+	e.record(0)
+}
+
+// record starts a record's body whose sections before sec are empty (they
+// ended in the records before) and opens section sec.
+func (e *encoder) record(sec int) {
+	b := e.body[:0]
+	for range sec {
+		b = append(b, 0)
+	}
+	e.sec, e.items = sec, 0
+	e.body = e.open(b)
+}
+
+// open leaves room for a section's count at the end of b.
+func (e *encoder) open(b []byte) []byte {
+	e.countAt, e.count = len(b), 0
+	return append(b, zeros[:]...)
+}
+
+// item counts an item that the caller is about to append to the current
+// section; first, if the body is full, it writes the record out and
+// starts the next one with that section open. A record holds at least
+// one item, so that one larger than partBytes still goes out.
+func (e *encoder) item() error {
+	if len(e.body) >= e.partBytes && e.items > 0 {
+		sec := e.sec
+		e.closeSection()
+		for range e.sections - 1 - sec {
+			e.body = append(e.body, 0) // the sections to come, empty here
+		}
+		if err := e.seal(true); err != nil {
+			return err
+		}
+		e.record(sec)
+	}
+	e.count++
+	e.items++
+	return nil
+}
+
+// section ends the current section and opens the next.
+func (e *encoder) section() {
+	e.closeSection()
+	e.sec++
+	e.body = e.open(e.body)
+}
+
+// end writes the frame's last record.
+func (e *encoder) end() error {
+	e.closeSection()
+	return e.seal(false)
+}
+
+// closeSection writes the current section's count and moves its items
+// back against it.
+func (e *encoder) closeSection() {
+	var tmp [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(tmp[:], uint64(e.count))
+	copy(e.body[e.countAt:], tmp[:n])
+	e.body = append(e.body[:e.countAt+n], e.body[e.countAt+countRoom:]...)
+}
+
+// seal compresses the body behind the record header and the frame header,
+// in place in out, and writes the record. Scratch space past keepBytes
+// goes.
+func (e *encoder) seal(more bool) error {
+	h := e.hdr
+	h.more = more
+	var hb [maxRecordHeader]byte
+	rh := appendHeader(hb[:0], h)
+	const room = maxFrameHeader + maxRecordHeader
+	need := room + snappy.MaxEncodedLen(len(e.body))
+	if cap(e.out) < need {
+		// A little more than this body needs: the next is about as long.
+		e.out = make([]byte, need+need/8)
+	}
+	out := e.out[:need]
+	c := snappy.Encode(out[room:], e.body)
+	at := room - len(rh)
+	copy(out[at:], rh)
+	err := e.w.writeRecord(frameInPlace(out[:room+len(c)], at))
+	if cap(e.body) > keepBytes {
+		e.body = nil
+	}
+	if cap(e.out) > keepBytes {
+		e.out = nil
+	}
+	return err
 }
 
 // sameSeries reports whether two sets hold the same series in the same

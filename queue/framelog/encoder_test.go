@@ -17,14 +17,14 @@ func TestDeltaIsCompact(t *testing.T) {
 	a := series(1, n, 0, func(int) float64 { return 1 })
 	b := series(2, n, 0, func(int) float64 { return 1 })
 	enc := newEncoder()
-	_, err := enc.keyframe(&encode.Frame{Objects: []encode.Object{{Key: 1, Set: a}, {Key: 2, Set: b}}})
-	require.NoError(t, err)
+	require.NoError(t, enc.keyframe(&encode.Frame{Objects: []encode.Object{{Key: 1, Set: a}, {Key: 2, Set: b}}}, &recordList{}))
 
 	size := func(f *encode.Frame) int {
 		t.Helper()
-		rec, err := enc.delta(f)
-		require.NoError(t, err)
-		_, body, err := splitRecord(rec)
+		var out recordList
+		require.NoError(t, enc.delta(f, &out))
+		require.Len(t, out.recs, 1)
+		_, body, err := splitRecord(out.recs[0])
 		require.NoError(t, err)
 		return len(body)
 	}

@@ -23,15 +23,35 @@ const (
 	// varint timestamp and a uvarint sample count.
 	maxRecordHeader = 2 + 2*binary.MaxVarintLen64
 
-	// formatVersion is the first byte of every record.
+	// formatVersion is the first byte of every record. Records that
+	// continue a frame (kindMore) came later without a new version: the
+	// layout of a record is the same, and a frame written as one record
+	// is byte for byte what the first format wrote, so that logs of
+	// either are read by one path.
 	formatVersion = 1
 	// kindKey is a keyframe: every object in full.
 	kindKey = 1
 	// kindDelta is a delta against the frame before it in the segment.
 	kindDelta = 2
+	// kindMore is added to the kind of every record of a frame but its
+	// last: the frame goes on in the next record.
+	kindMore = 0x80
+
+	// partBytes is the body size at which the encoder seals a record and
+	// goes on with the frame in the next one (at the next object,
+	// removal or staleness marker). It bounds the memory a frame costs to
+	// write and to read back, whatever the number of series: a keyframe
+	// of 615k series has a 75 MB body, which as one record took that
+	// body, its compressed copy and a framed copy of that (250 MB).
+	partBytes = 1 << 20
+	// keepBytes bounds the scratch space the encoder and the reader keep
+	// between records: one that grew past it (an object whose set alone
+	// is larger, or a record of the first format) is dropped after use.
+	keepBytes = 4 << 20
 
 	// maxRecordLen bounds one record, so that a corrupt length cannot make
-	// the reader allocate much (a keyframe of 615k samples is ~15 MB).
+	// the reader allocate much (a keyframe of 615k samples written as one
+	// record, as the first format did, is ~15 MB).
 	maxRecordLen = 1 << 30
 	// maxExpansion bounds the decoded length claimed by a snappy block
 	// against its compressed length; snappy cannot expand more than ~22x.
@@ -59,13 +79,19 @@ var (
 	errBadCRC  = errors.New("CRC-32C mismatch")
 	errBadLen  = errors.New("invalid record length")
 	errBadBody = errors.New("malformed record")
+	// errCutFrame is a frame whose last record is missing: its records
+	// end with the segment, as a crash in the middle of writing them
+	// leaves it.
+	errCutFrame = errors.New("frame cut off at end of segment")
 )
 
-// header is a record's uncompressed prefix: enough to count a record
-// without decoding it.
+// header is a record's uncompressed prefix: enough to count a frame
+// without decoding it. Every record of a frame carries the frame's.
 type header struct {
 	// kind is kindKey or kindDelta.
 	kind byte
+	// more is set on every record of a frame but its last (kindMore).
+	more bool
 	// ts is the frame's timestamp in milliseconds.
 	ts int64
 	// samples is Frame.Samples() of the frame the record regenerates.
@@ -73,17 +99,24 @@ type header struct {
 }
 
 func appendHeader(dst []byte, h header) []byte {
-	dst = append(dst, formatVersion, h.kind)
+	kind := h.kind
+	if h.more {
+		kind |= kindMore
+	}
+	dst = append(dst, formatVersion, kind)
 	dst = binary.AppendVarint(dst, h.ts)
 	return binary.AppendUvarint(dst, uint64(h.samples))
 }
 
 // parseHeader parses a record header and returns it and its length.
 func parseHeader(b []byte) (header, int, error) {
-	if len(b) < 2 || b[0] != formatVersion || b[1] != kindKey && b[1] != kindDelta {
-		return header{}, 0, fmt.Errorf("%w: bad version or kind", errBadBody)
+	if len(b) < 2 || b[0] != formatVersion {
+		return header{}, 0, fmt.Errorf("%w: bad version", errBadBody)
 	}
-	h := header{kind: b[1]}
+	h := header{kind: b[1] &^ kindMore, more: b[1]&kindMore != 0}
+	if h.kind != kindKey && h.kind != kindDelta {
+		return header{}, 0, fmt.Errorf("%w: bad kind", errBadBody)
+	}
 	ts, n := binary.Varint(b[2:])
 	if n <= 0 {
 		return header{}, 0, fmt.Errorf("%w: bad timestamp", errBadBody)
@@ -115,18 +148,18 @@ func splitRecord(rec []byte) (header, []byte, error) {
 	return h, body, nil
 }
 
-// frameLen is the length on disk of a record of n bytes.
-func frameLen(n int) int64 {
-	var tmp [binary.MaxVarintLen64]byte
-	return int64(binary.PutUvarint(tmp[:], uint64(n)) + crcLen + n)
-}
-
-// appendFrame appends rec framed as
-// [length uvarint][CRC-32C of rec, big endian][rec].
-func appendFrame(dst, rec []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(rec)))
-	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(rec, castagnoli))
-	return append(dst, rec...)
+// frameInPlace frames the record buf[at:] as
+// [length uvarint][CRC-32C of the record, big endian][record], the frame
+// header written into the room before at (at least maxFrameHeader bytes),
+// and returns the framed record: the record is not copied.
+func frameInPlace(buf []byte, at int) []byte {
+	rec := buf[at:]
+	var hb [maxFrameHeader]byte
+	h := binary.AppendUvarint(hb[:0], uint64(len(rec)))
+	h = binary.BigEndian.AppendUint32(h, crc32.Checksum(rec, castagnoli))
+	start := at - len(h)
+	copy(buf[start:], h)
+	return buf[start:]
 }
 
 // frameAt reads the frame header at off in a segment of size bytes and
@@ -155,15 +188,18 @@ func frameAt(r io.ReaderAt, off, size int64) (body int64, n int64, crc uint32, e
 	return body, int64(u), binary.BigEndian.Uint32(h[k:]), nil
 }
 
-// readFrame reads the record at off and returns it and the next record's
-// offset. It allocates only after the length was checked against the
-// bytes present.
-func readFrame(r io.ReaderAt, off, size int64) ([]byte, int64, error) {
+// readFrame reads the record at off into buf (or a new slice if buf is
+// too small) and returns it and the next record's offset. It allocates
+// only after the length was checked against the bytes present.
+func readFrame(r io.ReaderAt, off, size int64, buf []byte) ([]byte, int64, error) {
 	body, n, want, err := frameAt(r, off, size)
 	if err != nil {
 		return nil, off, err
 	}
-	rec := make([]byte, n)
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	rec := buf[:n]
 	if _, err := r.ReadAt(rec, body); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
 		if errors.Is(err, io.EOF) {
 			return nil, off, errTorn
@@ -178,7 +214,7 @@ func readFrame(r io.ReaderAt, off, size int64) ([]byte, int64, error) {
 
 // isCorrupt reports whether err is about bad data rather than I/O.
 func isCorrupt(err error) bool {
-	return errors.Is(err, errTorn) || errors.Is(err, errBadCRC) || errors.Is(err, errBadLen) || errors.Is(err, errBadBody)
+	return errors.Is(err, errTorn) || errors.Is(err, errCutFrame) || errors.Is(err, errBadCRC) || errors.Is(err, errBadLen) || errors.Is(err, errBadBody)
 }
 
 // appendValue appends v: integers below 2^52 as a zigzag uvarint shifted

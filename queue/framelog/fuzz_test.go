@@ -28,34 +28,40 @@ func checkFrameRefs(t *testing.T, f *encode.Frame) {
 	}
 }
 
-// fuzzRecords are good records to start from: a keyframe and deltas.
-func fuzzRecords() (key []byte, deltas [][]byte, segment []byte) {
+// fuzzRecords are good records to start from: a keyframe and deltas, as
+// records and as a segment, and a segment of the same frames each cut
+// into records of a few objects (parts).
+func fuzzRecords() (key []byte, deltas [][]byte, segment, parts []byte) {
 	w := newWorld(11, 6)
-	enc := newEncoder()
-	r, _ := enc.keyframe(w.frame())
-	key = append([]byte(nil), r...)
-	segment = appendFrame(nil, key)
+	enc, small := newEncoder(), newEncoder()
+	small.partBytes = 150
+	var one, many recordList
+	f := w.frame()
+	_ = enc.keyframe(f, &one)
+	_ = small.keyframe(f, &many)
 	for range 4 {
-		r, _ := enc.delta(w.step())
-		deltas = append(deltas, append([]byte(nil), r...))
-		segment = appendFrame(segment, r)
+		f := w.step()
+		_ = enc.delta(f, &one)
+		_ = small.delta(f, &many)
 	}
-	return key, deltas, segment
+	return one.recs[0], one.recs[1:], one.segment, many.segment
 }
 
 // FuzzFrameReader feeds arbitrary bytes to the reader. With a first byte
 // of 0, the rest is one record decoded on top of a known state (after a
-// good keyframe); otherwise it is a segment's bytes, followed by a good
-// segment that must still be read. Nothing may panic, and no frame handed
+// good keyframe); otherwise it is a segment's bytes (frames of one record
+// or of several), followed by a good segment that must still be read. Nothing may panic, and no frame handed
 // out may have series out of its buffer's range.
 func FuzzFrameReader(f *testing.F) {
-	key, deltas, segment := fuzzRecords()
+	key, deltas, segment, parts := fuzzRecords()
 	f.Add(append([]byte{0}, key...))
 	for _, d := range deltas {
 		f.Add(append([]byte{0}, d...))
 	}
 	f.Add(append([]byte{1}, segment...))
 	f.Add(append([]byte{1}, segment[:len(segment)-5]...))
+	f.Add(append([]byte{1}, parts...))
+	f.Add(append([]byte{1}, parts[:len(parts)*2/3]...))
 	f.Add([]byte{1})
 	f.Add([]byte{0, formatVersion, kindDelta, 0, 0, 0})
 

@@ -1,6 +1,7 @@
 package framelog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -155,9 +156,60 @@ func testConfig(t *testing.T) Config {
 	return cfg
 }
 
+// smallParts is the record body size the log's tests also run with,
+// which cuts their frames into records of an object or two (a world's
+// object has up to 12 series of ~50 bytes of labels).
+const smallParts = 200
+
+// forEachPartSize runs test with frames stored as the first format stored
+// them (at the tests' sizes, one record each) and cut into records of
+// smallParts: the log behaves the same either way.
+func forEachPartSize(t *testing.T, test func(t *testing.T, parts int)) {
+	t.Helper()
+	for _, parts := range []int{partBytes, smallParts} {
+		t.Run(fmt.Sprintf("parts=%d", parts), func(t *testing.T) { test(t, parts) })
+	}
+}
+
+// partConfig is testConfig with records of parts bytes of body.
+func partConfig(t *testing.T, parts int) Config {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.partBytes = parts
+	return cfg
+}
+
 func mustOpen(t *testing.T, cfg Config) *Log {
 	t.Helper()
 	l, err := Open(cfg)
 	require.NoError(t, err)
 	return l
+}
+
+// recordList collects the records of the frames an encoder writes,
+// unframed (as splitRecord takes them), and the segment bytes they make.
+type recordList struct {
+	// recs are the records, in order.
+	recs [][]byte
+	// segment is the records framed, back to back.
+	segment []byte
+}
+
+func (r *recordList) writeRecord(framed []byte) error {
+	body, n, _, err := frameAt(bytes.NewReader(framed), 0, int64(len(framed)))
+	if err != nil {
+		return err
+	}
+	if body+n != int64(len(framed)) {
+		return fmt.Errorf("framed record of %d bytes holds %d", len(framed), body+n)
+	}
+	r.recs = append(r.recs, append([]byte(nil), framed[body:]...))
+	r.segment = append(r.segment, framed...)
+	return nil
+}
+
+// appendFrame appends rec framed as the log writes it.
+func appendFrame(dst, rec []byte) []byte {
+	b := append(make([]byte, maxFrameHeader, maxFrameHeader+len(rec)), rec...)
+	return append(dst, frameInPlace(b, maxFrameHeader)...)
 }

@@ -15,16 +15,18 @@ import (
 type segment struct {
 	// num orders segments; the file is segmentName(num).
 	num uint64
-	// size is the file's length: its complete records.
+	// size is the file's length as far as it is read: whole frames (a
+	// frame being written to the head counts once its last record is
+	// written).
 	size int64
-	// recs are its records' ends and sample counts, for counting what a
+	// frames are its frames' ends and sample counts, for counting what a
 	// deletion drops and what is pending without reading the file.
-	recs []recInfo
+	frames []frameInfo
 }
 
-// recInfo is one record of a segment.
-type recInfo struct {
-	// end is the offset just after the record.
+// frameInfo is one frame of a segment.
+type frameInfo struct {
+	// end is the offset just after the frame's last record.
 	end int64
 	// samples is the frame's sample count.
 	samples int
@@ -56,8 +58,8 @@ type Log struct {
 	keyBytes, deltaBytes int64
 	// nextNum is the number of the next segment to create.
 	nextNum uint64
-	// framed is the framing scratch space.
-	framed []byte
+	// fw writes the records of the frame being appended.
+	fw frameWrite
 
 	// rmu serializes Next and Ack; it guards the fields up to mu. Taken
 	// before mu.
@@ -84,6 +86,9 @@ type Log struct {
 	acked, handedEnd pos
 	// free are acknowledged frames kept for reuse.
 	free []*encode.Frame
+	// rbuf holds the record being read (its body is decompressed into a
+	// slice of its own), kept while within keepBytes.
+	rbuf []byte
 
 	// mu guards the fields below and the segment files' existence.
 	mu sync.Mutex
@@ -98,25 +103,26 @@ type Log struct {
 	// sealHead asks the writer to start a new segment: the reader found
 	// bad data in the head, so the deltas after it would be unreadable.
 	sealHead bool
-	// last is the record of the most recent Append, for a reader that
+	// last is the frame of the most recent Append, for a reader that
 	// is caught up to take without decoding it.
-	last lastRecord
+	last lastFrame
 	// stats are the counters Stats returns.
 	stats Stats
 	// closed is set by Close.
 	closed bool
 }
 
-// lastRecord is the record the most recent Append wrote, with the frame it
-// was given: the sets (shared, they are immutable) and copies of the
-// caller's slices.
-type lastRecord struct {
-	// ok is set from the Append that wrote the record until the reader
-	// takes it, a later Append fails or writes another record.
+// lastFrame is the frame the most recent Append wrote, as it was given:
+// the sets (shared, they are immutable) and copies of the caller's
+// slices.
+type lastFrame struct {
+	// ok is set from the Append that wrote the frame until the reader
+	// takes it, a later Append fails or writes another frame.
 	ok bool
-	// at is where the record starts, end where it ends.
+	// at is where the frame's first record starts, end where its last
+	// ends.
 	at, end pos
-	// hdr is the record's header.
+	// hdr is the frame's header (more not set).
 	hdr header
 	// objs are the frame's objects; reused, and swapped with the
 	// reader's state when it takes them.
@@ -127,7 +133,7 @@ type lastRecord struct {
 
 // handed is a frame handed out by Next and not yet acknowledged.
 type handed struct {
-	// end is the position after its record.
+	// end is the position after its last record.
 	end pos
 	// frame is what Next returned, recycled on Ack.
 	frame *encode.Frame
@@ -159,6 +165,9 @@ func Open(cfg Config) (*Log, error) {
 		cfg: cfg, fs: fs, notEmpty: make(chan struct{}, 1),
 		enc: newEncoder(), dec: newDecoder(), needKey: true, nextNum: 1,
 	}
+	if cfg.partBytes > 0 {
+		l.enc.partBytes = cfg.partBytes
+	}
 	for _, s := range all {
 		l.nextNum = s.num + 1
 		if s.size == 0 { // created, never written: nothing to read
@@ -167,7 +176,7 @@ func Open(cfg Config) (*Log, error) {
 			}
 			continue
 		}
-		if s.recs, err = scanSegment(fs, l.path(s.num), s.size); err != nil {
+		if s.frames, err = scanSegment(fs, l.path(s.num), s.size); err != nil {
 			return nil, err
 		}
 		l.segs = append(l.segs, s)
@@ -226,21 +235,22 @@ func Open(cfg Config) (*Log, error) {
 }
 
 // scanSegment reads the record headers of a segment, up to the first it
-// cannot read; the reader deals with bad data when it gets there.
-func scanSegment(fs FS, path string, size int64) ([]recInfo, error) {
+// cannot read, and returns its frames; the reader deals with bad data when
+// it gets there.
+func scanSegment(fs FS, path string, size int64) ([]frameInfo, error) {
 	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening segment to scan: %w", err)
 	}
 	defer f.Close()
-	var recs []recInfo
+	var frames []frameInfo
 	var off int64
 	var hb [maxRecordHeader]byte
 	for {
 		body, n, _, err := frameAt(f, off, size)
 		if err != nil {
 			if errors.Is(err, io.EOF) || isCorrupt(err) {
-				return recs, nil
+				return frames, nil
 			}
 			return nil, err
 		}
@@ -250,17 +260,19 @@ func scanSegment(fs FS, path string, size int64) ([]recInfo, error) {
 		}
 		rh, _, err := parseHeader(h)
 		if err != nil {
-			return recs, nil
+			return frames, nil
 		}
 		off = body + n
-		recs = append(recs, recInfo{end: off, samples: rh.samples})
+		if !rh.more {
+			frames = append(frames, frameInfo{end: off, samples: rh.samples})
+		}
 	}
 }
 
 // Append stores f as a delta against the frame appended before it, or as
 // a keyframe starting a new segment (after Open, after a failure, and
 // once the deltas since the last keyframe add up to delta_ratio times its
-// size). It returns once the record is written and, with sync "always",
+// size). It returns once the frame is written and, with sync "always",
 // fsynced. f's slices are not kept; its sets are (they are immutable), to
 // compare the next frame against and to hand to a reader that is caught
 // up, and so are the labels of its staleness markers (also immutable).
@@ -290,38 +302,24 @@ func (l *Log) Append(f *encode.Frame) (err error) {
 	}
 	key := l.needKey || seal || l.head == nil ||
 		float64(l.deltaBytes) >= l.cfg.DeltaRatio*float64(l.keyBytes)
-	// Until the record is stored, a failure leaves the encoder's memory
+	// Until the frame is stored, a failure leaves the encoder's memory
 	// ahead of the log: only a keyframe can follow.
 	l.needKey = true
-	rec, err := l.encode(f, key)
-	if err != nil {
-		return err
-	}
-	n := frameLen(len(rec))
-	l.mu.Lock()
-	fits, dropped, samples, err := l.makeRoomLocked(n)
-	l.mu.Unlock()
-	if err == nil && !fits && !key {
+	l.fw = frameWrite{l: l}
+	err = l.writeFrame(f, key)
+	if errors.Is(err, errNoRoom) {
 		// Only the head is left: a keyframe in a new segment lets it go.
 		key = true
-		if rec, err = l.encode(f, true); err != nil {
-			return err
-		}
-		n = frameLen(len(rec))
-		l.mu.Lock()
-		_, d, s, rerr := l.makeRoomLocked(n)
-		l.mu.Unlock()
-		dropped, samples, err = dropped+d, samples+s, rerr
+		err = l.writeFrame(f, true)
 	}
-	if dropped > 0 && l.cfg.OnDrop != nil {
-		l.cfg.OnDrop(dropped, samples)
+	if l.fw.dropped > 0 && l.cfg.OnDrop != nil {
+		l.cfg.OnDrop(l.fw.dropped, l.fw.droppedSamples)
 	}
 	if err != nil {
 		return err
 	}
-	if err := l.write(rec, f); err != nil {
-		return err
-	}
+	n := l.fw.n
+	l.publish(f, n)
 	l.needKey = false
 	if key {
 		l.keyBytes, l.deltaBytes = n, 0
@@ -335,64 +333,100 @@ func (l *Log) Append(f *encode.Frame) (err error) {
 	return nil
 }
 
-// encode returns f's record, and for a keyframe starts a new segment.
-func (l *Log) encode(f *encode.Frame, key bool) ([]byte, error) {
-	if !key {
-		rec, err := l.enc.delta(f)
-		if err != nil {
-			return nil, fmt.Errorf("encoding delta: %w", err)
+// writeFrame writes f's records at the end of the head, a keyframe in a
+// new segment, and with sync "always" fsyncs them. On error it cuts the
+// head back to where the frame began, so that the segment stays readable
+// up to its last whole frame; a new segment follows anyway.
+func (l *Log) writeFrame(f *encode.Frame, key bool) error {
+	if key {
+		if err := l.rotate(); err != nil {
+			return err
 		}
-		return rec, nil
 	}
-	rec, err := l.enc.keyframe(f)
-	if err != nil {
-		return nil, fmt.Errorf("encoding keyframe: %w", err)
-	}
-	if err := l.rotate(); err != nil {
-		return nil, err
-	}
-	return rec, nil
-}
-
-// write appends f's record to the head and publishes it, and f as the
-// last record's frame.
-func (l *Log) write(rec []byte, f *encode.Frame) error {
 	l.mu.Lock()
-	h := &l.segs[len(l.segs)-1]
-	at := h.size
+	start := l.segs[len(l.segs)-1].size
 	l.mu.Unlock()
-	l.framed = appendFrame(l.framed[:0], rec)
-	_, err := l.head.WriteAt(l.framed, at)
-	if err != nil {
-		err = fmt.Errorf("appending frame: %w", err)
-	} else if l.cfg.Sync == SyncAlways {
+	l.fw.start, l.fw.n, l.fw.key = start, 0, key
+	var err error
+	if key {
+		if err = l.enc.keyframe(f, &l.fw); err != nil {
+			err = fmt.Errorf("writing keyframe: %w", err)
+		}
+	} else if err = l.enc.delta(f, &l.fw); err != nil {
+		err = fmt.Errorf("writing delta: %w", err)
+	}
+	if err == nil && l.cfg.Sync == SyncAlways {
 		if err = l.head.Sync(); err != nil {
 			err = fmt.Errorf("syncing segment: %w", err)
 		}
 	}
 	if err != nil {
-		// Cut off what was written, so that the segment stays readable
-		// up to its last whole record; a new segment follows anyway.
-		_ = l.head.Truncate(at)
+		_ = l.head.Truncate(start)
 		return err
 	}
-	hdr, _, _ := parseHeader(rec)
-	n := int64(len(l.framed))
+	return nil
+}
+
+// errNoRoom stops a delta that the size cap has no room for once only the
+// head is left.
+var errNoRoom = errors.New("framelog: no room for the delta in the head")
+
+// frameWrite writes the records of one frame at the end of the head as the
+// encoder seals them, making room under the size cap for each first.
+type frameWrite struct {
+	// l is the log written to.
+	l *Log
+	// start is where the frame begins in the head, n the bytes of it
+	// written so far.
+	start, n int64
+	// key is set for a keyframe: it is written even when the cap has no
+	// room for it, since the head (its own segment) is all that is left.
+	key bool
+	// dropped and droppedSamples count the frames, and their samples,
+	// that the size cap deleted before they were handed out, for OnDrop.
+	dropped, droppedSamples int
+}
+
+func (w *frameWrite) writeRecord(rec []byte) error {
+	l := w.l
+	n := int64(len(rec))
 	l.mu.Lock()
-	h = &l.segs[len(l.segs)-1]
+	fits, frames, samples, err := l.makeRoomLocked(w.n + n)
+	l.mu.Unlock()
+	w.dropped += frames
+	w.droppedSamples += samples
+	switch {
+	case err != nil:
+		return err
+	case !fits && !w.key:
+		return errNoRoom
+	}
+	if _, err := l.head.WriteAt(rec, w.start+w.n); err != nil {
+		return fmt.Errorf("appending record: %w", err)
+	}
+	w.n += n
+	return nil
+}
+
+// publish makes the frame just written, n bytes at the end of the head,
+// readable, and f the last frame.
+func (l *Log) publish(f *encode.Frame, n int64) {
+	hdr := l.enc.hdr
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := &l.segs[len(l.segs)-1]
+	at := h.size
 	h.size += n
-	h.recs = append(h.recs, recInfo{end: h.size, samples: hdr.samples})
+	h.frames = append(h.frames, frameInfo{end: h.size, samples: hdr.samples})
 	l.size += n
 	l.publishLocked(pos{seg: h.num, off: at}, pos{seg: h.num, off: h.size}, hdr, f)
 	l.stats.Appended++
 	if hdr.kind == kindKey {
 		l.stats.Keyframes++
 	}
-	l.mu.Unlock()
-	return nil
 }
 
-// publishLocked makes f, just written from at to end, the last record.
+// publishLocked makes f, just written from at to end, the last frame.
 // Copying its objects costs a pointer and a key per object, never per
 // series. l.mu must be held.
 func (l *Log) publishLocked(at, end pos, hdr header, f *encode.Frame) {
@@ -402,12 +436,12 @@ func (l *Log) publishLocked(at, end pos, hdr header, f *encode.Frame) {
 	l.last.stale = append(l.last.stale, f.Stale...)
 }
 
-// dropLastLocked forgets the last record's frame, dropping its
+// dropLastLocked forgets the last frame, dropping its
 // references to sets and labels. l.mu must be held.
 func (l *Log) dropLastLocked() {
 	clear(l.last.objs)
 	clear(l.last.stale)
-	l.last = lastRecord{objs: l.last.objs[:0], stale: l.last.stale[:0]}
+	l.last = lastFrame{objs: l.last.objs[:0], stale: l.last.stale[:0]}
 }
 
 // rotate seals the head and starts a new, empty one. A head left empty by
@@ -459,7 +493,7 @@ func (l *Log) makeRoomLocked(n int64) (fits bool, frames, samples int, err error
 	max := l.cfg.MaxBytes
 	for max > 0 && l.size+n > max && len(l.segs) > 1 {
 		s := l.segs[0]
-		for _, r := range s.recs {
+		for _, r := range s.frames {
 			if l.rdPub.before(pos{seg: s.num, off: r.end}) {
 				frames++
 				samples += r.samples
@@ -488,7 +522,7 @@ func (l *Log) Stats() Stats {
 	s.Segments = len(l.segs)
 	s.Bytes = l.size
 	for _, seg := range l.segs {
-		for _, r := range seg.recs {
+		for _, r := range seg.frames {
 			if l.rdPub.before(pos{seg: seg.num, off: r.end}) {
 				s.PendingFrames++
 				s.PendingSamples += r.samples
@@ -502,7 +536,7 @@ func (l *Log) Stats() Stats {
 func (l *Log) pendingLocked() int {
 	n := 0
 	for _, seg := range l.segs {
-		for _, r := range seg.recs {
+		for _, r := range seg.frames {
 			if l.rdPub.before(pos{seg: seg.num, off: r.end}) {
 				n++
 			}

@@ -64,15 +64,27 @@ func (l *Log) Next() (*encode.Frame, Info, error) {
 			}
 			l.rf, l.rfNum = f, l.rd.seg
 		}
-		rec, next, err := readFrame(l.rf, l.rd.off, size)
+		rec, next, err := readFrame(l.rf, l.rd.off, size, l.rbuf)
+		if cap(rec) > cap(l.rbuf) {
+			l.rbuf = rec[:0]
+		}
 		var h header
 		var body []byte
 		if err == nil {
 			h, body, err = splitRecord(rec)
 		}
+		if cap(l.rbuf) > keepBytes {
+			l.rbuf = nil // a record of the first format, or bad data
+		}
+		if err == nil && h.more && next >= size {
+			// A segment ends with a frame's last record, unless a crash
+			// cut the frame off (the head's size counts whole frames).
+			err = errCutFrame
+		}
 		replaying := l.rd.seg == l.replay.seg && next <= l.replay.off
+		last := err == nil && !h.more
 		if err == nil {
-			if !replaying {
+			if last && !replaying {
 				fr = l.frame()
 			}
 			err = l.dec.apply(h, body, fr)
@@ -88,22 +100,23 @@ func (l *Log) Next() (*encode.Frame, Info, error) {
 			continue
 		}
 		l.rd.off = next
-		if replaying {
+		if !last || replaying {
 			continue
 		}
 		return l.handOut(fr, h)
 	}
 }
 
-// takeLastLocked returns the frame of the record at the read position
-// without reading it, and moves past it, if it is the last record and the
-// reader's state is the one it applies to: the record is a keyframe, or
-// the state is that of the record before it (the only way to reach a
-// delta with a valid state). Otherwise it returns nil. l.rmu and l.mu
-// must be held.
+// takeLastLocked returns the frame at the read position without reading
+// it, and moves past it, if it is the last frame and the reader's state
+// is the one it applies to: the frame is a keyframe, or the state is that
+// of the frame before it (the only way to reach a delta with a valid
+// state), and no frame's records are being decoded (which would make the
+// frame at the read position bad data). Otherwise it returns nil. l.rmu
+// and l.mu must be held.
 func (l *Log) takeLastLocked() (*encode.Frame, header) {
 	last := &l.last
-	if !last.ok || last.at != l.rd || last.hdr.kind != kindKey && !l.dec.valid ||
+	if !last.ok || last.at != l.rd || l.dec.open || last.hdr.kind != kindKey && !l.dec.valid ||
 		l.rd.seg == l.replay.seg && last.end.off <= l.replay.off {
 		return nil, header{}
 	}
@@ -186,7 +199,7 @@ func (l *Log) skipSegment(size int64, reason error) {
 		from = max(from, l.replay.off) // acknowledged before Open: not lost
 	}
 	if i := l.indexLocked(l.rd.seg); i >= 0 {
-		for _, r := range l.segs[i].recs {
+		for _, r := range l.segs[i].frames {
 			if r.end > from && r.end <= size {
 				frames++
 			}
