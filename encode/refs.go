@@ -162,26 +162,34 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 			i += 2 + int(labels[i+1])
 			continue
 		}
-		if i+1 < len(labels) && labels[i+1] < 0x80 && (tag == refShared || tag == refInterned) {
-			v := uint64(labels[i+1])
+		if (tag == refShared || tag == refInterned) && i+1 < len(labels) {
+			// A reference of one or two bytes, as nearly all are.
+			v, n := uint64(labels[i+1]), 2
+			if v >= 0x80 && i+2 < len(labels) && labels[i+2] < 0x80 {
+				v, n = v&0x7f|uint64(labels[i+2])<<7, 3
+			}
 			var elem []byte
-			if tag == refInterned {
+			switch {
+			case v >= 0x80 && n == 2:
+			case tag == refInterned:
 				if v >= uint64(len(table)) {
 					table = internedElems() // interned after the caller loaded it
 				}
 				if v < uint64(len(table)) {
 					elem = table[v]
 				}
-			} else if c := uint64(cap(labels)); v != 0 && v <= c {
-				tail := labels[:c][c-v:]
-				if len(tail) > 1 && tail[0] == tagTimeSeriesLabels && tail[1] < 0x80 && int(tail[1])+2 <= len(tail) {
-					elem = tail[:2+int(tail[1])]
+			default:
+				if c := uint64(cap(labels)); v != 0 && v <= c {
+					tail := labels[:c][c-v:]
+					if len(tail) > 1 && tail[0] == tagTimeSeriesLabels && tail[1] < 0x80 && int(tail[1])+2 <= len(tail) {
+						elem = tail[:2+int(tail[1])]
+					}
 				}
 			}
 			if elem != nil {
 				dst = append(dst, labels[run:i]...)
 				dst = append(dst, elem...)
-				i += 2
+				i += n
 				run = i
 				continue
 			}
