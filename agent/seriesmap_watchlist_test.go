@@ -56,7 +56,9 @@ func malformedPod(ns, name, uid string) *v1.Pod {
 // (which no longer exists); the list holds pods a and b, a pod of another
 // shard, the malformed one and one without a UID.
 type watchListCase struct {
-	h      *harness
+	// h snapshots pods.
+	h *harness
+	// pods is the map under test; render is its renderer.
 	pods   *seriesMap
 	render *malformedRenderer
 	// list is what the API server serves, in order.
@@ -125,12 +127,15 @@ func TestSeriesMapWatchList(t *testing.T) {
 		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				c := newWatchListCase(t)
-				var kinds []string
-				store := &probeStore{ReflectorStore: c.pods, plain: plain, replaced: func(list []any) {
-					for _, obj := range list {
-						kinds = append(kinds, fmt.Sprintf("%T", obj))
-					}
-				}}
+				var kinds, events []string
+				store := &probeStore{ReflectorStore: c.pods, plain: plain,
+					replaced: func(list []any) {
+						for _, obj := range list {
+							kinds = append(kinds, fmt.Sprintf("%T", obj))
+						}
+					},
+					event: func(obj any) { events = append(events, fmt.Sprintf("%T", obj)) },
+				}
 				lw := c.lw()
 				runReflector(t, lw, &v1.Pod{}, store)
 				synctest.Wait()
@@ -148,6 +153,7 @@ func TestSeriesMapWatchList(t *testing.T) {
 				lw.events <- watch.Event{Type: watch.Modified, Object: a2}
 				lw.events <- watch.Event{Type: watch.Deleted, Object: c.list[1]}
 				synctest.Wait()
+				require.Equal(t, []string{"*v1.Pod", "*v1.Pod"}, events, "the reflector transforms no watch event")
 				got := c.h.snapshot()
 				require.Equal(t, rendered(t, "pods", a2, c.kept), got.live)
 				require.Subset(t, got.stale, slices.Collect(maps.Keys(rendered(t, "pods", c.list[1]))))

@@ -160,6 +160,8 @@ type probeStore struct {
 	// replaced and stored, if set, see each list before and after the
 	// store has stored it; the list is live during both.
 	replaced, stored func(list []any)
+	// event, if set, sees each object given to Add, Update and Delete.
+	event func(obj any)
 }
 
 // Transformer returns the store's transformer, nil for none or if plain.
@@ -168,6 +170,21 @@ func (p *probeStore) Transformer() cache.TransformFunc {
 		return t.Transformer()
 	}
 	return nil
+}
+
+// Add shows obj to event, then adds it.
+func (p *probeStore) Add(obj any) error { p.saw(obj); return p.ReflectorStore.Add(obj) }
+
+// Update shows obj to event, then updates it.
+func (p *probeStore) Update(obj any) error { p.saw(obj); return p.ReflectorStore.Update(obj) }
+
+// Delete shows obj to event, then deletes it.
+func (p *probeStore) Delete(obj any) error { p.saw(obj); return p.ReflectorStore.Delete(obj) }
+
+func (p *probeStore) saw(obj any) {
+	if p.event != nil {
+		p.event(obj)
+	}
 }
 
 // Replace stores the list between replaced and stored.
