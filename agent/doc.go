@@ -3,7 +3,9 @@
 // For each configured resource it starts a client-go reflector (package
 // watch) whose store is a seriesMap: every event renders the object into
 // encode-ready series, kept by object UID; objects themselves are never
-// kept. A ticker snapshots all series maps with one timestamp per tick —
+// kept, not even by the reflector's own store of a streaming list
+// (watch-list), which the seriesMap's transformer renders into as the
+// objects arrive. A ticker snapshots all series maps with one timestamp per tick —
 // copying references out under each map's lock — and queues the samples,
 // plus a staleness marker for every series that ended, on every remote_write
 // endpoint (package queue).

@@ -13,7 +13,6 @@ import (
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 	"github.com/kube-state-push/kube-state-push/kubelet"
-	"github.com/kube-state-push/kube-state-push/watch"
 )
 
 // validateKubelet fills in the kubelet section's interval
@@ -122,29 +121,68 @@ type nodeTee struct {
 	src *kubelet.Source
 }
 
+var _ cache.TransformingStore = nodeTee{}
+
+// renderedNode is what the node tee's Transformer makes of a node this
+// replica owns: what the series map makes of it, and what the kubelet
+// source needs of it, which Replace hands on.
+type renderedNode struct {
+	renderedObject
+	// node is what a read of the node's kubelet needs.
+	node kubelet.Node
+}
+
+// Transformer renders a node as the series map's does, and keeps what the
+// kubelet source needs of it: the reflector's watch-list store holds no
+// node objects either.
+func (t nodeTee) Transformer() cache.TransformFunc {
+	return func(obj any) (any, error) {
+		switch obj.(type) {
+		case *renderedObject, *renderedNode:
+			return obj, nil // transformed already
+		}
+		r := t.renderObject(obj)
+		n, ok := obj.(*v1.Node)
+		if !ok || r.foreign {
+			return &r, nil
+		}
+		return &renderedNode{renderedObject: r, node: kubelet.NodeOf(n)}, nil
+	}
+}
+
 // Add renders a node and has its kubelet read.
-func (t nodeTee) Add(obj any) error { t.note(obj); return t.seriesMap.Add(obj) }
+func (t nodeTee) Add(obj any) error { return t.seriesMap.Add(t.note(obj)) }
 
 // Update renders a node again and updates its kubelet's address.
-func (t nodeTee) Update(obj any) error { t.note(obj); return t.seriesMap.Update(obj) }
+func (t nodeTee) Update(obj any) error { return t.seriesMap.Update(t.note(obj)) }
 
 // Delete ends a node's series and its kubelet's.
 func (t nodeTee) Delete(obj any) error {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if uid := watch.UIDOf(obj); uid != "" {
+	if r, ok := obj.(*renderedNode); ok {
+		obj = &r.renderedObject
+	}
+	if uid := uidOf(obj); uid != "" {
 		t.src.Delete(uid)
 	}
 	return t.seriesMap.Delete(obj)
 }
 
-// Replace swaps in a whole list of nodes.
+// Replace swaps in a whole list of nodes: node objects (a paginated list)
+// or what Transformer made of them (a watch-list).
 func (t nodeTee) Replace(list []any, rv string) error {
 	nodes := make([]kubelet.Node, 0, len(list))
-	for _, obj := range list {
-		if n, ok := obj.(*v1.Node); ok && !t.foreign(obj) {
-			nodes = append(nodes, kubelet.NodeOf(n))
+	for i, obj := range list {
+		switch o := obj.(type) {
+		case *v1.Node:
+			if !t.foreign(obj) {
+				nodes = append(nodes, kubelet.NodeOf(o))
+			}
+		case *renderedNode:
+			nodes = append(nodes, o.node)
+			list[i] = &o.renderedObject
 		}
 	}
 	t.src.Replace(nodes)
@@ -152,15 +190,23 @@ func (t nodeTee) Replace(list []any, rv string) error {
 }
 
 // note tells the source of an added or updated node: read it if this
-// replica owns it, forget it otherwise.
-func (t nodeTee) note(obj any) {
-	n, ok := obj.(*v1.Node)
-	if !ok {
-		return
+// replica owns it, forget it otherwise. It returns what the series map
+// takes: the node, or what it rendered to.
+func (t nodeTee) note(obj any) any {
+	switch o := obj.(type) {
+	case *v1.Node:
+		if t.foreign(obj) {
+			t.src.Delete(o.UID)
+		} else {
+			t.src.Upsert(kubelet.NodeOf(o))
+		}
+	case *renderedNode:
+		t.src.Upsert(o.node)
+		return &o.renderedObject
+	case *renderedObject:
+		if o.foreign {
+			t.src.Delete(o.uid)
+		}
 	}
-	if t.foreign(obj) {
-		t.src.Delete(n.UID)
-		return
-	}
-	t.src.Upsert(kubelet.NodeOf(n))
+	return obj
 }

@@ -21,7 +21,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kube-state-push/kube-state-push/encode"
@@ -191,11 +190,7 @@ remote_write:
 // server serves it; e2e tests use it.)
 func listWithoutWatchList(t *testing.T) {
 	t.Helper()
-	g, ok := clientfeatures.FeatureGates().(interface {
-		SetForTesting(clientfeatures.Feature, bool) error
-	})
-	require.True(t, ok, "client-go's feature gates can be set for tests")
-	require.NoError(t, g.SetForTesting(clientfeatures.WatchListClient, false))
+	setWatchList(t, false)
 }
 
 func newReloadHarness(t *testing.T, extra string) *reloadHarness {

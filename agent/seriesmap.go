@@ -24,6 +24,12 @@ type objectRenderer interface {
 // event renders the object and keeps only the rendered, encode-ready series,
 // never the object.
 //
+// A reflector's streaming list (watch-list) collects every object in a
+// store of its own before it hands the list to Replace; seriesMap gives
+// that store its Transformer (client-go's cache.TransformingStore), which
+// renders each object as it streams in, so that the reflector holds
+// series rather than decoded objects until Replace.
+//
 // Series that disappear (object deleted, container removed, a label value
 // changed) are remembered until the next snapshot, which sends a staleness
 // marker for each, so that queries stop returning them at once.
@@ -56,7 +62,7 @@ type seriesMap struct {
 	synced atomic.Bool
 }
 
-var _ cache.ReflectorStore = (*seriesMap)(nil)
+var _ cache.TransformingStore = (*seriesMap)(nil)
 
 func newSeriesMap(resource string, r objectRenderer, log *slog.Logger, m *resourceMetrics) *seriesMap {
 	return &seriesMap{
@@ -69,6 +75,78 @@ func newSeriesMap(resource string, r objectRenderer, log *slog.Logger, m *resour
 	}
 }
 
+// renderedObject is what a series map makes of an object: its series, or
+// why it has none. The reflector's watch-list store holds these instead of
+// the objects (Transformer), and the store's methods take them as they take
+// objects: the reflector hands watch-list results to Replace rendered, and
+// everything else (a paginated list, watch events) as objects.
+type renderedObject struct {
+	// uid is the object's UID; "" for an object without one (err then says
+	// so).
+	uid types.UID
+	// set is the object's series: a copy the renderer made, which shares no
+	// memory with the object nor with the renderer's scratch space.
+	set encode.SeriesSet
+	// err is why the object did not render. It is carried to Replace,
+	// which counts and logs it and keeps the object's previous series,
+	// rather than returned by the transformer: the watch-list store drops
+	// an object whose transformer fails (client-go logs the error and goes
+	// on, tools/cache/reflector.go handleAnyWatch), so Replace would not
+	// see it and would delete its series.
+	err error
+	// foreign is set for another shard's object, which is not rendered.
+	foreign bool
+}
+
+// Transformer returns the function the reflector's watch-list store runs on
+// each object as it streams in (cache.TransformingStore): it renders the
+// object, in the reflector's goroutine, where Add and Replace render too.
+//
+// The store keys each object by namespace and name before transforming it
+// (client-go v0.37 tools/cache/store.go: cache.Add, Update, Replace), so a
+// rendered object needs no metadata; TestSeriesMapWatchList fails if that
+// ever changes. It holds the object's UID, its series and its render error.
+func (s *seriesMap) Transformer() cache.TransformFunc {
+	return func(obj any) (any, error) {
+		if _, ok := obj.(*renderedObject); ok {
+			return obj, nil // transformed already
+		}
+		r := s.renderObject(obj)
+		return &r, nil
+	}
+}
+
+// renderObject renders an object, unless it is another shard's.
+func (s *seriesMap) renderObject(obj any) renderedObject {
+	if s.foreign(obj) {
+		return renderedObject{uid: watch.UIDOf(obj), foreign: true}
+	}
+	uid, set, err := s.render.Render(obj)
+	if err != nil {
+		// The UID, if any, finds the series to keep.
+		return renderedObject{uid: watch.UIDOf(obj), err: err}
+	}
+	return renderedObject{uid: uid, set: set}
+}
+
+// rendered returns what obj renders to: what it holds if the reflector's
+// watch-list store has rendered it already.
+func (s *seriesMap) rendered(obj any) renderedObject {
+	if r, ok := obj.(*renderedObject); ok {
+		return *r
+	}
+	return s.renderObject(obj)
+}
+
+// uidOf returns the UID of an object or of what it rendered to, "" for
+// anything else.
+func uidOf(obj any) types.UID {
+	if r, ok := obj.(*renderedObject); ok {
+		return r.uid
+	}
+	return watch.UIDOf(obj)
+}
+
 // Add renders and stores a new object.
 func (s *seriesMap) Add(obj any) error { return s.upsert(obj, "add") }
 
@@ -77,35 +155,35 @@ func (s *seriesMap) Update(obj any) error { return s.upsert(obj, "update") }
 
 func (s *seriesMap) upsert(obj any, event string) error {
 	s.metrics.events.WithLabelValues(event).Inc()
-	if s.foreign(obj) {
+	r := s.rendered(obj)
+	switch {
+	case r.foreign:
 		// Another shard's object: drop what it had, should it have been
 		// ours before (the shard count changed).
 		s.mu.Lock()
-		s.setLocked(watch.UIDOf(obj), nil)
+		s.setLocked(r.uid, nil)
 		s.mu.Unlock()
-		return nil
-	}
-	uid, set, err := s.render.Render(obj)
-	if err != nil {
+	case r.err != nil:
 		// Keep what the object had: a malformed update loses nothing
 		// already accepted.
 		s.metrics.renderErrors.Inc()
-		s.log.Error("rendering object; keeping its previous series", "event", event, "err", err)
-		return nil
+		s.log.Error("rendering object; keeping its previous series", "event", event, "err", r.err)
+	default:
+		set := r.set
+		s.mu.Lock()
+		s.setLocked(r.uid, &set)
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	s.setLocked(uid, &set)
-	s.mu.Unlock()
 	return nil
 }
 
 // Delete removes an object; its series get staleness markers.
 func (s *seriesMap) Delete(obj any) error {
 	s.metrics.events.WithLabelValues("delete").Inc()
-	uid := watch.UIDOf(obj)
+	uid := uidOf(obj)
 	if uid == "" {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			uid = watch.UIDOf(d.Obj)
+			uid = uidOf(d.Obj)
 		}
 	}
 	if uid == "" {
@@ -120,7 +198,9 @@ func (s *seriesMap) Delete(obj any) error {
 }
 
 // Replace swaps in the complete list the reflector got from a (re)list:
-// objects not in it are deleted, the others updated.
+// objects not in it are deleted, the others updated. The list holds
+// objects (a paginated list) or what Transformer made of them (a
+// watch-list).
 func (s *seriesMap) Replace(list []any, _ string) error {
 	s.metrics.events.WithLabelValues("replace").Inc()
 	type rendered struct {
@@ -129,27 +209,26 @@ func (s *seriesMap) Replace(list []any, _ string) error {
 	}
 	fresh := make([]rendered, 0, len(list))
 	for _, obj := range list {
-		if s.foreign(obj) {
+		r := s.rendered(obj)
+		switch {
+		case r.foreign:
 			// Left out of keep: deleted below if it was ours before.
-			continue
-		}
-		uid, set, err := s.render.Render(obj)
-		if err != nil {
+		case r.err != nil:
 			s.metrics.renderErrors.Inc()
-			s.log.Error("rendering object; keeping its previous series", "event", "replace", "err", err)
-			if uid = watch.UIDOf(obj); uid != "" {
+			s.log.Error("rendering object; keeping its previous series", "event", "replace", "err", r.err)
+			if r.uid != "" {
 				// Keep the old series of the object, if any, rather than
 				// deleting them below.
 				s.mu.Lock()
-				old := s.objects[uid]
+				old := s.objects[r.uid]
 				s.mu.Unlock()
 				if old != nil {
-					fresh = append(fresh, rendered{uid: uid, set: *old})
+					fresh = append(fresh, rendered{uid: r.uid, set: *old})
 				}
 			}
-			continue
+		default:
+			fresh = append(fresh, rendered{uid: r.uid, set: r.set})
 		}
-		fresh = append(fresh, rendered{uid: uid, set: set})
 	}
 	keep := make(map[types.UID]struct{}, len(fresh))
 	for i := range fresh {
