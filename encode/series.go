@@ -12,7 +12,7 @@ type SeriesSet struct {
 	Refs []Ref
 	// Shared is the length of the shared region at the end of Buf: the
 	// object's labels its series refer to instead of repeating them
-	// (AppendShared, refs.go); 0 without one.
+	// (Compactor, refs.go); 0 without one.
 	Shared uint32
 	// Timestamps, when not nil, holds each series' own sample time in
 	// milliseconds, parallel to Refs (series read from a kubelet carry the
