@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -85,10 +84,14 @@ type measureOpts struct {
 // measureSide starts one setup, waits for its first complete snapshot or
 // scrape and one more interval, measures for the window, waits for the
 // lag markers written in the window, and stops the setup.
+//
+// Each run gets a folder of its own: with -first both a setup runs twice,
+// and its second run must not start from the first's disk buffer (or, for
+// the Prometheus agent, its WAL), which it would replay at start-up.
 func measureSide(ctx context.Context, s side, workDir string, env sideEnv, r *receiver, ch *churner, o measureOpts) (*sideResult, error) {
-	dir := filepath.Join(workDir, s.key)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%s: creating %s: %w", s.key, dir, err)
+	dir, err := os.MkdirTemp(workDir, s.key+"-")
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating its folder in %s: %w", s.key, workDir, err)
 	}
 	r.reset()
 	start := time.Now()
