@@ -60,6 +60,7 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 		clear(c.index)
 	}
 	c.elems, c.occ = c.elems[:0], c.occ[:0]
+	table := internedElems()
 
 	// Count the series that carry each label.
 	for i := range src.Refs {
@@ -68,7 +69,7 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 		for pos := 0; pos < len(b); {
 			l := elemLen(b[pos:])
 			if l == 0 { // a reference (interned): kept as it is
-				_, n := resolve(b[pos:])
+				_, n := resolve(b[pos:], table)
 				if n == 0 {
 					return src.Clone() // not LabelsBuilder's bytes: leave them be
 				}
@@ -98,19 +99,20 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 	// Store once those whose references save bytes.
 	c.region = c.region[:0]
 	for i := range c.elems {
-		e := &c.elems[i]
-		if e.count < 2 || e.count*(e.n-3) <= e.n {
-			continue
+		// Stored once when references (at most 3 bytes each) save more
+		// than the copy costs; dist is its end, for now.
+		if e := &c.elems[i]; e.count >= 2 && e.count*(e.n-3) > e.n {
+			c.region = append(c.region, c.elemBytes(src, int32(i))...)
+			e.dist = uint32(len(c.region))
 		}
-		e.dist = uint32(len(c.region)) // start, for now
-		c.region = append(c.region, c.elemBytes(src, int32(i))...)
 	}
 	if len(c.region) == 0 {
 		return src.Clone()
 	}
 	for i := range c.elems {
-		if e := &c.elems[i]; e.count >= 2 && e.count*(e.n-3) > e.n {
-			e.dist = uint32(len(c.region)) - e.dist
+		if e := &c.elems[i]; e.dist > 0 {
+			// The distance of its start from the region's end.
+			e.dist = uint32(len(c.region)) - e.dist + e.n
 		}
 	}
 
@@ -124,7 +126,7 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 		for pos := 0; pos < len(b); {
 			l := elemLen(b[pos:])
 			if l == 0 {
-				_, n := resolve(b[pos:])
+				_, n := resolve(b[pos:], table)
 				out.Buf = append(out.Buf, b[pos:pos+n]...)
 				pos += n
 				continue

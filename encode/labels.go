@@ -163,7 +163,7 @@ func NextLabel(b []byte) (name, value, rest []byte, ok bool) {
 		return nil, nil, nil, false
 	}
 	if b[0] != tagTimeSeriesLabels {
-		elem, n := resolve(b)
+		elem, n := resolve(b, nil)
 		if n == 0 {
 			return nil, nil, nil, false
 		}

@@ -3,6 +3,7 @@ package encode
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -54,77 +55,96 @@ var internCap = 1 << 16
 // (a pod's phase, a condition's status): ok is false once the table holds
 // internCap labels and this one is not among them.
 func InternCapped(name, value string) (ref uint32, ok bool) {
-	interned.mu.Lock()
-	i, ok := interned.index[Label{Name: name, Value: value}]
-	full := len(interned.index) >= internCap
-	interned.mu.Unlock()
-	switch {
-	case ok:
-		return i, true
-	case full:
-		return 0, false
-	}
-	return Intern(name, value), true
+	return interned.add(Label{Name: name, Value: value}, internCap)
 }
 
 // Intern returns the index of the label element for name and value in the
 // process's interned table, adding it if new (LabelsBuilder.AddInterned).
 // Safe for concurrent use.
 func Intern(name, value string) uint32 {
-	interned.mu.Lock()
-	defer interned.mu.Unlock()
-	l := Label{Name: name, Value: value}
-	if i, ok := interned.index[l]; ok {
-		return i
+	i, _ := interned.add(Label{Name: name, Value: value}, math.MaxInt)
+	return i
+}
+
+// add returns l's index, adding it unless the table holds limit labels.
+func (t *internTable) add(l Label, limit int) (uint32, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.index[l]; ok {
+		return i, true
+	}
+	if len(t.index) >= limit {
+		return 0, false
 	}
 	var cur [][]byte
-	if p := interned.elems.Load(); p != nil {
+	if p := t.elems.Load(); p != nil {
 		cur = *p
 	}
 	// A new slice each time: readers may hold the old one.
 	next := append(cur[:len(cur):len(cur)], appendLabel(nil, l))
-	interned.elems.Store(&next)
+	t.elems.Store(&next)
 	i := uint32(len(next) - 1)
-	interned.index[l] = i
-	return i
+	t.index[l] = i
+	return i, true
 }
 
-// resolve returns the label element a reference at the start of b refers
-// to, and the reference's length; n is 0 for a bad reference.
-func resolve(b []byte) (elem []byte, n int) {
-	v, k := binary.Uvarint(b[1:])
-	if k <= 0 {
+// internedElems returns the interned table as it is now, for a caller that
+// resolves many references: entries already referred to never change.
+func internedElems() [][]byte {
+	if p := interned.elems.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// resolve returns the label element the reference at the start of b refers
+// to, and the reference's length; n is 0 for a bad reference. table is the
+// interned table as the caller loaded it (internedElems), loaded again for
+// an index past its end. References of one or two bytes, as nearly all
+// are, are read without a varint loop: this is the send path's inner loop.
+func resolve(b []byte, table [][]byte) (elem []byte, n int) {
+	if len(b) < 2 {
 		return nil, 0
+	}
+	v, n := uint64(b[1]), 2
+	if v >= 0x80 {
+		if len(b) > 2 && b[2] < 0x80 {
+			v, n = v&0x7f|uint64(b[2])<<7, 3
+		} else {
+			var k int
+			if v, k = binary.Uvarint(b[1:]); k <= 0 {
+				return nil, 0
+			}
+			n = 1 + k
+		}
 	}
 	switch b[0] {
 	case refInterned:
-		p := interned.elems.Load()
-		if p == nil || v >= uint64(len(*p)) {
-			return nil, 0
+		if v >= uint64(len(table)) {
+			if table = internedElems(); v >= uint64(len(table)) {
+				return nil, 0
+			}
 		}
-		elem = (*p)[v]
+		return table[v], n
 	case refShared:
 		c := uint64(cap(b))
 		if v == 0 || v > c {
 			return nil, 0
 		}
-		full := b[:c]
-		elem = full[c-v:]
+		elem = b[:c][c-v:]
 		l := elemLen(elem)
 		if l == 0 {
 			return nil, 0
 		}
-		elem = elem[:l]
-	default:
-		return nil, 0
+		return elem[:l], n
 	}
-	return elem, 1 + k
+	return nil, 0
 }
 
 // elemLen is the length of the literal label element at the start of b, 0
 // if there is none.
 func elemLen(b []byte) int {
-	if len(b) == 0 || b[0] != tagTimeSeriesLabels {
+	if len(b) < 2 || b[0] != tagTimeSeriesLabels {
 		return 0
 	}
 	n, k := binary.Uvarint(b[1:])
@@ -142,18 +162,12 @@ func AppendLabels(dst, labels []byte) []byte {
 	return appendExpanded(dst, labels, internedElems())
 }
 
-// internedElems returns the interned table as it is now, for a caller that
-// resolves many references: entries already referred to never change.
-func internedElems() [][]byte {
-	if p := interned.elems.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
 // appendExpanded is AppendLabels with the interned table loaded once. It
-// copies runs of literal elements at once and reads one-byte lengths and
-// references without a varint loop: the send path's inner loop.
+// is the send path's inner loop, so it copies runs of literal elements at
+// once and reads one-byte lengths and references of one or two bytes (as
+// nearly all are) inline, leaving the rest to resolve and elemLen: a call
+// per reference costs a tenth of a snapshot's Remote-Write 1.0 encoding
+// (BenchmarkProtocolEncode/v1).
 func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 	run, i := 0, 0
 	for i < len(labels) {
@@ -163,18 +177,14 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 			continue
 		}
 		if (tag == refShared || tag == refInterned) && i+1 < len(labels) {
-			// A reference of one or two bytes, as nearly all are.
 			v, n := uint64(labels[i+1]), 2
 			if v >= 0x80 && i+2 < len(labels) && labels[i+2] < 0x80 {
 				v, n = v&0x7f|uint64(labels[i+2])<<7, 3
 			}
 			var elem []byte
 			switch {
-			case v >= 0x80 && n == 2:
+			case v >= 0x80 && n == 2: // a longer varint: resolve's
 			case tag == refInterned:
-				if v >= uint64(len(table)) {
-					table = internedElems() // interned after the caller loaded it
-				}
 				if v < uint64(len(table)) {
 					elem = table[v]
 				}
@@ -194,7 +204,6 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 				continue
 			}
 		}
-		// The general case: longer lengths and references.
 		if tag == tagTimeSeriesLabels {
 			l := elemLen(labels[i:])
 			if l == 0 {
@@ -203,11 +212,11 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 			i += l
 			continue
 		}
-		dst = append(dst, labels[run:i]...)
-		elem, n := resolve(labels[i:])
+		elem, n := resolve(labels[i:], table)
 		if n == 0 {
 			panic("encode: malformed label reference")
 		}
+		dst = append(dst, labels[run:i]...)
 		dst = append(dst, elem...)
 		i += n
 		run = i
@@ -216,29 +225,6 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 		panic("encode: malformed label bytes")
 	}
 	return append(dst, labels[run:]...)
-}
-
-// LabelsLen is len(AppendLabels(nil, labels)), without writing.
-func LabelsLen(labels []byte) int {
-	n := 0
-	for i := 0; i < len(labels); {
-		if labels[i] == tagTimeSeriesLabels {
-			l := elemLen(labels[i:])
-			if l == 0 {
-				panic("encode: malformed label bytes")
-			}
-			i += l
-			n += l
-			continue
-		}
-		elem, k := resolve(labels[i:])
-		if k == 0 {
-			panic("encode: malformed label reference")
-		}
-		n += len(elem)
-		i += k
-	}
-	return n
 }
 
 // EqualLabels reports whether two series' labels are the same labels,

@@ -465,14 +465,13 @@ func (r *reader) diff(s *encode.SeriesSet, old *encode.SeriesSet) {
 		if r.err != nil {
 			return
 		}
-		if uint64(len(buf))+uint64(encode.LabelsLen(ls)) > math.MaxUint32 {
-			r.fail("set too large")
-			return
-		}
 		// An old series may be the appender's own, whose references point
 		// into its set: copied expanded.
 		off := len(buf)
-		buf = encode.AppendLabels(buf, ls)
+		if buf = encode.AppendLabels(buf, ls); uint64(len(buf)) > math.MaxUint32 {
+			r.fail("set too large")
+			return
+		}
 		refs[i] = encode.Ref{Off: uint32(off), Len: uint32(len(buf) - off), Hash: hash, Value: r.value()}
 	}
 	s.Buf, s.Refs = buf[:len(buf):len(buf)], refs
