@@ -203,11 +203,7 @@ func (s *seriesMap) Delete(obj any) error {
 // watch-list).
 func (s *seriesMap) Replace(list []any, _ string) error {
 	s.metrics.events.WithLabelValues("replace").Inc()
-	type rendered struct {
-		uid types.UID
-		set encode.SeriesSet
-	}
-	fresh := make([]rendered, 0, len(list))
+	fresh := make([]renderedObject, 0, len(list))
 	for _, obj := range list {
 		r := s.rendered(obj)
 		switch {
@@ -223,11 +219,11 @@ func (s *seriesMap) Replace(list []any, _ string) error {
 				old := s.objects[r.uid]
 				s.mu.Unlock()
 				if old != nil {
-					fresh = append(fresh, rendered{uid: r.uid, set: *old})
+					fresh = append(fresh, renderedObject{uid: r.uid, set: *old})
 				}
 			}
 		default:
-			fresh = append(fresh, rendered{uid: r.uid, set: r.set})
+			fresh = append(fresh, r)
 		}
 	}
 	keep := make(map[types.UID]struct{}, len(fresh))

@@ -27,21 +27,18 @@ import (
 // malformed is the annotation that makes malformedRenderer fail.
 const malformed = "test.example/malformed"
 
-// malformedRenderer renders with a real renderer but fails for objects
-// annotated malformed, as the renderer does for an object a generator
-// panics on. It counts the objects it is given.
+// malformedRenderer is a countingRenderer that fails for objects annotated
+// malformed, as the renderer does for an object a generator panics on.
 type malformedRenderer struct {
-	objectRenderer
-	// n is the number of Render calls.
-	n int
+	countingRenderer
 }
 
 func (m *malformedRenderer) Render(obj any) (types.UID, encode.SeriesSet, error) {
-	m.n++
 	if o, ok := obj.(metav1.Object); ok && o.GetAnnotations()[malformed] != "" {
+		m.n++
 		return "", encode.SeriesSet{}, fmt.Errorf("rendering pods %s: panic: malformed", o.GetName())
 	}
-	return m.objectRenderer.Render(obj)
+	return m.countingRenderer.Render(obj)
 }
 
 // malformedPod is testPod annotated malformed.
@@ -72,7 +69,7 @@ func newWatchListCase(t *testing.T) *watchListCase {
 	h := newHarness(t)
 	r, ok := kwatch.Lookup("pods")
 	require.True(t, ok)
-	mr := &malformedRenderer{objectRenderer: r.NewRenderer(kwatch.RenderOptions{})}
+	mr := &malformedRenderer{countingRenderer{objectRenderer: r.NewRenderer(kwatch.RenderOptions{})}}
 	pods := h.addMap("pods", mr)
 	pods.owns = func(uid types.UID) bool { return uid != "uid-theirs" }
 	c := &watchListCase{
