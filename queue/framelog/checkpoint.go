@@ -1,6 +1,7 @@
 package framelog
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -151,14 +152,6 @@ func listSegments(fs FS, dir string) ([]segment, error) {
 		}
 		segs = append(segs, segment{num: num, size: fi.Size()})
 	}
-	slices.SortFunc(segs, func(a, b segment) int {
-		switch {
-		case a.num < b.num:
-			return -1
-		case a.num > b.num:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(segs, func(a, b segment) int { return cmp.Compare(a.num, b.num) })
 	return segs, nil
 }

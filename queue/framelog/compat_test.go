@@ -1,6 +1,7 @@
 package framelog
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -31,15 +32,7 @@ func dumpFrame(f *encode.Frame, info Info) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "frame ts=%d samples=%d keyframe=%t resent=%t\n", f.Timestamp, info.Samples, info.Keyframe, info.Resent)
 	objs := slices.Clone(f.Objects)
-	slices.SortFunc(objs, func(x, y encode.Object) int {
-		switch {
-		case x.Key < y.Key:
-			return -1
-		case x.Key > y.Key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(objs, func(x, y encode.Object) int { return cmp.Compare(x.Key, y.Key) })
 	for _, o := range objs {
 		fmt.Fprintf(&b, "object %x\n", o.Key)
 		for i, r := range o.Set.Refs {

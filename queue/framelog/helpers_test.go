@@ -186,6 +186,18 @@ func mustOpen(t *testing.T, cfg Config) *Log {
 	return l
 }
 
+// reopen opens cfg's log again after l: closed, or with kill left as a
+// killed process leaves it (its files as they are, l dropped unclosed).
+func reopen(t *testing.T, l *Log, cfg Config, kill bool) *Log {
+	t.Helper()
+	if kill {
+		t.Cleanup(func() { _ = l.Close() })
+	} else {
+		require.NoError(t, l.Close())
+	}
+	return mustOpen(t, cfg)
+}
+
 // recordList collects the records of the frames an encoder writes,
 // unframed (as splitRecord takes them), and the segment bytes they make.
 type recordList struct {

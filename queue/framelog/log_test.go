@@ -101,14 +101,7 @@ func TestRestartResumes(t *testing.T) {
 				for range 17 {
 					require.NoError(t, l.Ack())
 				}
-				if kill {
-					// The files stay as they are; the old Log is dropped
-					// unclosed.
-					t.Cleanup(func() { _ = l.Close() })
-				} else {
-					require.NoError(t, l.Close())
-				}
-				l2 := mustOpen(t, cfg)
+				l2 := reopen(t, l, cfg, kill)
 				defer l2.Close()
 				require.Equal(t, 23, l2.Stats().PendingFrames)
 				got, infos := readAll(t, l2)

@@ -187,12 +187,7 @@ func TestReopenDoesNotShare(t *testing.T) {
 					require.NoError(t, err)
 				}
 				require.NoError(t, l.Ack())
-				if kill {
-					t.Cleanup(func() { _ = l.Close() })
-				} else {
-					require.NoError(t, l.Close())
-				}
-				l2 := mustOpen(t, cfg)
+				l2 := reopen(t, l, cfg, kill)
 				defer l2.Close()
 				for i := 1; i < 6; i++ {
 					got, info, err := l2.Next()
