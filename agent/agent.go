@@ -144,7 +144,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	if o.Clients != nil {
 		a.clients = *o.Clients
 	} else {
-		rc, err := watch.RESTConfig(cfg.Watch.Kubeconfig)
+		rc, err := watch.RESTConfig(cfg.Watch.Kubeconfig, cfg.Watch.KubeAPICompression)
 		if err != nil {
 			return nil, err
 		}

@@ -27,8 +27,9 @@ import (
 //     its series gets one staleness marker, as do series the replacement no
 //     longer has.
 //   - snapshot_interval, shutdown_timeout, push_self_metrics: at once.
-//   - kubeconfig, listen_address, leader_election and auto_sharding are read
-//     only at start: a reload that changes them is refused, naming them.
+//   - kubeconfig, kube_api_compression, listen_address, leader_election and
+//     auto_sharding are read only at start: a reload that changes them is
+//     refused, naming them.
 //
 // A configuration that does not load, or is refused, changes nothing.
 

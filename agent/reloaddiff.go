@@ -41,6 +41,9 @@ func diffConfigs(old, cur *Config, sharding func(*Config) (int, int)) configDiff
 	if old.Watch.Kubeconfig != cur.Watch.Kubeconfig {
 		d.restartOnly = append(d.restartOnly, "kubeconfig")
 	}
+	if old.Watch.KubeAPICompression != cur.Watch.KubeAPICompression {
+		d.restartOnly = append(d.restartOnly, "kube_api_compression")
+	}
 	if old.ListenAddress != cur.ListenAddress {
 		d.restartOnly = append(d.restartOnly, "listen_address")
 	}

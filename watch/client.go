@@ -13,8 +13,22 @@ import (
 
 // RESTConfig returns the client configuration for a kubeconfig path. An
 // empty path means: the in-cluster service account when running in a pod,
-// else $KUBECONFIG, else ~/.kube/config.
-func RESTConfig(kubeconfig string) (*rest.Config, error) {
+// else $KUBECONFIG, else ~/.kube/config. Without compression the clients
+// do not ask for gzip (as a kubeconfig's disable-compression does); with
+// it, the kubeconfig decides.
+func RESTConfig(kubeconfig string, compression bool) (*rest.Config, error) {
+	cfg, err := loadRESTConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if !compression {
+		cfg.DisableCompression = true
+	}
+	return cfg, nil
+}
+
+// loadRESTConfig is RESTConfig as the kubeconfig (or the pod) gives it.
+func loadRESTConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {
 		cfg, err := rest.InClusterConfig()
 		if err == nil {
