@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,8 +26,7 @@ const (
 )
 
 var (
-	invalidLabelChar = regexp.MustCompile(`[^a-zA-Z0-9_]`)
-	matchAllCap      = regexp.MustCompile("([a-z0-9])([A-Z])")
+	matchAllCap = regexp.MustCompile("([a-z0-9])([A-Z])")
 	// conditionStatuses is the order in which condition state sets are
 	// rendered.
 	conditionStatuses = []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse, v1.ConditionUnknown}
@@ -47,9 +47,27 @@ func emitConditionStatus(e *Emitter, cs v1.ConditionStatus, kv ...string) {
 }
 
 // sanitizeLabelName replaces every character that is invalid in a Prometheus
-// label name with an underscore.
+// label name with an underscore, as kube-state-metrics' regular expression
+// [^a-zA-Z0-9_] does (one underscore per character, or per byte of invalid
+// UTF-8). It runs at every render of a pod's resources, whose names are
+// nearly always valid already: those come back without a copy.
 func sanitizeLabelName(s string) string {
-	return invalidLabelChar.ReplaceAllString(s, "_")
+	for i := 0; i < len(s); i++ {
+		if !labelNameByte(s[i]) {
+			return strings.Map(func(r rune) rune {
+				if r < utf8.RuneSelf && labelNameByte(byte(r)) {
+					return r
+				}
+				return '_'
+			}, s)
+		}
+	}
+	return s
+}
+
+// labelNameByte reports whether c may appear in a label name.
+func labelNameByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // toSnakeCase turns camelCase into snake_case, as kube-state-metrics does
