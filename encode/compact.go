@@ -133,8 +133,7 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 			}
 			if l >= compactMin {
 				if idx := c.occ[k]; idx >= 0 && c.elems[idx].dist > 0 {
-					out.Buf = append(out.Buf, refShared)
-					out.Buf = appendVarint(out.Buf, uint64(c.elems[idx].dist))
+					out.Buf = appendRef(out.Buf, refShared, uint64(c.elems[idx].dist))
 					k++
 					pos += l
 					continue

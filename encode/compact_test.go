@@ -2,6 +2,7 @@ package encode
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -134,11 +135,17 @@ func TestEqualLabelsLooksThroughStorage(t *testing.T) {
 
 func TestBadReferencesDoNotParse(t *testing.T) {
 	for _, b := range [][]byte{
-		{refShared, 0x05},         // past the start of the buffer
-		{refShared, 0x00},         // no distance
-		{refInterned, 0xff, 0x7f}, // no such entry
-		{refShared},               // truncated
-		{refShared, 0x01},         // points at itself: not a label element
+		{refShared, 0x05},           // past the start of the buffer
+		{refShared, 0x00},           // no distance
+		{refInterned, 0xff, 0x7f},   // no such entry
+		{refShared},                 // truncated
+		{refShared, 0x01},           // points at itself: not a label element
+		{refShared2, 0x05},          // the two-byte forms: past the start
+		{refShared2, 0x00},          // no distance
+		{refInterned2 | 0x7f, 0xff}, // no such entry
+		{refShared2},                // truncated
+		{refInterned2},              // truncated
+		{refShared2, 0x02},          // points at itself
 	} {
 		_, _, _, ok := NextLabel(b)
 		require.False(t, ok, "%x", b)
@@ -164,4 +171,36 @@ func TestInternCappedStopsAtTheCap(t *testing.T) {
 	again, ok := InternCapped("phase", "Pending")
 	require.True(t, ok, "what it holds is still found")
 	require.Equal(t, first, again)
+}
+
+// A reference takes two bytes while its index or distance fits them, and a
+// tag and a uvarint past that; the reader and the send path's expander both
+// find the element either way, on either side of each bound.
+func TestReferenceForms(t *testing.T) {
+	table := make([][]byte, maxInterned2+100)
+	for i := range table {
+		table[i] = appendLabel(nil, Label{Name: "i", Value: strconv.Itoa(i)})
+	}
+	for _, v := range []uint64{0, 127, 128, 255, 256, maxInterned2 - 1, maxInterned2, maxInterned2 + 99} {
+		ref := appendRef(nil, refInterned, v)
+		require.Equal(t, v < maxInterned2, len(ref) == 2, "index %d: %x", v, ref)
+		elem, n := resolve(ref, table)
+		require.Equal(t, len(ref), n)
+		require.Equal(t, table[v], elem, "index %d", v)
+		require.Equal(t, table[v], appendExpanded(nil, ref, table), "index %d", v)
+	}
+	elem := appendLabel(nil, Label{Name: "pod", Value: "checkout-6f9c"})
+	for _, v := range []uint64{uint64(len(elem)), 127, 128, 255, 256, maxShared2 - 1, maxShared2, 100_000} {
+		ref := appendRef(nil, refShared, v)
+		require.Equal(t, v < maxShared2, len(ref) == 2, "distance %d: %x", v, ref)
+		// ref, some other bytes, then the element v bytes before the end.
+		buf := append(append([]byte{}, ref...), make([]byte, 10)...)
+		buf = append(buf, elem...)
+		buf = append(buf, make([]byte, int(v)-len(elem))...)
+		labels := buf[:len(ref):len(buf)]
+		got, n := resolve(labels, nil)
+		require.Equal(t, len(ref), n)
+		require.Equal(t, elem, got, "distance %d", v)
+		require.Equal(t, elem, appendExpanded(nil, labels, nil), "distance %d", v)
+	}
 }

@@ -13,7 +13,7 @@ import (
 func DecodeLabels(b []byte) ([]Label, error) {
 	var out []Label
 	for len(b) > 0 {
-		if t := b[0]; t != tagTimeSeriesLabels && t != refInterned && t != refShared {
+		if t := b[0]; t != tagTimeSeriesLabels && !isRef(t) {
 			return nil, fmt.Errorf("decoding labels: unexpected tag %#x", t)
 		}
 		name, value, rest, ok := NextLabel(b)

@@ -110,8 +110,7 @@ func (b *LabelsBuilder) AppendTo(set *SeriesSet, value float64) {
 		if l.kind == literal {
 			set.Buf = appendLabel(set.Buf, l.Label)
 		} else {
-			set.Buf = append(set.Buf, l.kind)
-			set.Buf = appendVarint(set.Buf, uint64(l.ref))
+			set.Buf = appendRef(set.Buf, l.kind, uint64(l.ref))
 		}
 		_, _ = d.WriteString(l.Name)
 		_, _ = d.Write(labelSep)

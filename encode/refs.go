@@ -13,14 +13,19 @@ import (
 // referred to, so that the series map keeps a few bytes per series instead
 // of the whole label set:
 //
-//   - refInterned, then a uvarint index: a label element of the process's
-//     interned table (Intern): family names (__name__) and external labels,
-//     the same on the series of every object;
-//   - refShared, then a uvarint distance: a label element in the shared
-//     region at the end of the series' SeriesSet buffer, that many bytes
-//     before its end: a label that several series of one object carry,
-//     such as its identity labels (namespace, pod, uid...) or a container's
-//     name (Compactor).
+//   - an interned reference: a label element of the process's interned
+//     table (Intern): family names (__name__), external labels and
+//     enumeration values, the same on the series of every object;
+//   - a shared reference: a label element in the shared region at the end
+//     of the series' SeriesSet buffer, that many bytes before its end: a
+//     label that several series of one object carry, such as its identity
+//     labels (namespace, pod, uid...) or a container's name (Compactor).
+//
+// A reference takes two bytes, its first byte's high bits saying which
+// kind (refInterned2: 1, then a 15-bit index; refShared2: 01, then a 14-bit
+// distance), or, for an index or distance past those, refInterned or
+// refShared and a uvarint. A label element starts with 0x0a, which is
+// neither.
 //
 // A reference sits where its label sorts, so labels stay in name order.
 // A series' labels slice (SeriesSet.Labels) ends its capacity at the end of
@@ -32,7 +37,31 @@ import (
 const (
 	refInterned = 0x01
 	refShared   = 0x02
+	// refInterned2 and refShared2 are the two-byte forms' first bits.
+	refInterned2 = 0x80
+	refShared2   = 0x40
+	// maxInterned2 and maxShared2 bound what the two-byte forms hold.
+	maxInterned2 = 1 << 15
+	maxShared2   = 1 << 14
 )
+
+// isRef reports whether a label byte string starting with tag starts with
+// a reference.
+func isRef(tag byte) bool {
+	return tag >= refShared2 || tag == refInterned || tag == refShared
+}
+
+// appendRef appends a reference of kind refInterned or refShared to v, in
+// two bytes when v fits them.
+func appendRef(dst []byte, kind byte, v uint64) []byte {
+	switch {
+	case kind == refInterned && v < maxInterned2:
+		return append(dst, refInterned2|byte(v>>8), byte(v))
+	case kind == refShared && v < maxShared2:
+		return append(dst, refShared2|byte(v>>8), byte(v))
+	}
+	return appendVarint(append(dst, kind), v)
+}
 
 // internTable holds the interned label elements. Entries are only added,
 // never changed, so a reader loads the slice once and indexes it without a
@@ -106,19 +135,28 @@ func resolve(b []byte, table [][]byte) (elem []byte, n int) {
 	if len(b) < 2 {
 		return nil, 0
 	}
-	v, n := uint64(b[1]), 2
-	if v >= 0x80 {
-		if len(b) > 2 && b[2] < 0x80 {
-			v, n = v&0x7f|uint64(b[2])<<7, 3
-		} else {
-			var k int
-			if v, k = binary.Uvarint(b[1:]); k <= 0 {
-				return nil, 0
+	var kind byte
+	var v uint64
+	switch t := b[0]; {
+	case t >= refInterned2:
+		kind, v, n = refInterned, uint64(t&^refInterned2)<<8|uint64(b[1]), 2
+	case t >= refShared2:
+		kind, v, n = refShared, uint64(t&^refShared2)<<8|uint64(b[1]), 2
+	default:
+		kind, v, n = t, uint64(b[1]), 2
+		if v >= 0x80 {
+			if len(b) > 2 && b[2] < 0x80 {
+				v, n = v&0x7f|uint64(b[2])<<7, 3
+			} else {
+				var k int
+				if v, k = binary.Uvarint(b[1:]); k <= 0 {
+					return nil, 0
+				}
+				n = 1 + k
 			}
-			n = 1 + k
 		}
 	}
-	switch b[0] {
+	switch kind {
 	case refInterned:
 		if v >= uint64(len(table)) {
 			if table = internedElems(); v >= uint64(len(table)) {
@@ -164,8 +202,8 @@ func AppendLabels(dst, labels []byte) []byte {
 
 // appendExpanded is AppendLabels with the interned table loaded once. It
 // is the send path's inner loop, so it copies runs of literal elements at
-// once and reads one-byte lengths and references of one or two bytes (as
-// nearly all are) inline, leaving the rest to resolve and elemLen: a call
+// once and reads one-byte lengths and two-byte references (as nearly all
+// are) inline, leaving the rest to resolve and elemLen: a call
 // per reference costs a tenth of a snapshot's Remote-Write 1.0 encoding
 // (BenchmarkProtocolEncode/v1).
 func appendExpanded(dst, labels []byte, table [][]byte) []byte {
@@ -176,30 +214,23 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 			i += 2 + int(labels[i+1])
 			continue
 		}
-		if (tag == refShared || tag == refInterned) && i+1 < len(labels) {
-			v, n := uint64(labels[i+1]), 2
-			if v >= 0x80 && i+2 < len(labels) && labels[i+2] < 0x80 {
-				v, n = v&0x7f|uint64(labels[i+2])<<7, 3
-			}
+		if tag >= refShared2 && i+1 < len(labels) {
+			v := uint64(tag&(refShared2-1))<<8 | uint64(labels[i+1])
 			var elem []byte
-			switch {
-			case v >= 0x80 && n == 2: // a longer varint: resolve's
-			case tag == refInterned:
-				if v < uint64(len(table)) {
+			if tag >= refInterned2 {
+				if v |= uint64(tag&refShared2) << 8; v < uint64(len(table)) {
 					elem = table[v]
 				}
-			default:
-				if c := uint64(cap(labels)); v != 0 && v <= c {
-					tail := labels[:c][c-v:]
-					if len(tail) > 1 && tail[0] == tagTimeSeriesLabels && tail[1] < 0x80 && int(tail[1])+2 <= len(tail) {
-						elem = tail[:2+int(tail[1])]
-					}
+			} else if c := uint64(cap(labels)); v != 0 && v <= c {
+				tail := labels[:c][c-v:]
+				if len(tail) > 1 && tail[0] == tagTimeSeriesLabels && tail[1] < 0x80 && int(tail[1])+2 <= len(tail) {
+					elem = tail[:2+int(tail[1])]
 				}
 			}
 			if elem != nil {
 				dst = append(dst, labels[run:i]...)
 				dst = append(dst, elem...)
-				i += n
+				i += 2
 				run = i
 				continue
 			}
