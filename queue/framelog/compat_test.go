@@ -36,7 +36,7 @@ func dumpFrame(f *encode.Frame, info Info) string {
 	for _, o := range objs {
 		fmt.Fprintf(&b, "object %x\n", o.Key)
 		for i, r := range o.Set.Refs {
-			fmt.Fprintf(&b, "  %q %x %x", o.Set.Labels(i), r.Hash, math.Float64bits(r.Value))
+			fmt.Fprintf(&b, "  %q %x %x", encode.AppendLabels(nil, o.Set.Labels(i)), r.Hash, math.Float64bits(r.Value))
 			if o.Set.Timestamps != nil {
 				fmt.Fprintf(&b, " at %d", o.Set.Timestamps[i])
 			}
@@ -44,7 +44,7 @@ func dumpFrame(f *encode.Frame, info Info) string {
 		}
 	}
 	for _, s := range f.Stale {
-		fmt.Fprintf(&b, "stale %q %x\n", s.Labels, s.Hash)
+		fmt.Fprintf(&b, "stale %q %x\n", encode.AppendLabels(nil, s.Labels), s.Hash)
 	}
 	return b.String()
 }

@@ -40,6 +40,11 @@ type decoder struct {
 	// objects, in the order of its records, which staleness markers
 	// refer to; reused.
 	touched []*encode.SeriesSet
+	// compact stores each decoded set's repeated labels once, as the
+	// series map does (encode.Compactor): the log holds sets expanded,
+	// and a restart that read a keyframe's as they are would hold about
+	// four times the series map's bytes until the next keyframe.
+	compact encode.Compactor
 }
 
 func newDecoder() *decoder { return &decoder{pos: make(map[uint64]int)} }
@@ -156,6 +161,10 @@ func (d *decoder) applyKey(body []byte) error {
 			return fmt.Errorf("%w: key %#x twice", errBadBody, key)
 		}
 		r.set(&sets[i])
+		if r.err != nil {
+			return r.err
+		}
+		sets[i] = d.compact.Compact(&sets[i])
 		d.pos[key] = len(d.objs)
 		d.objs = append(d.objs, encode.Object{Key: key, Set: &sets[i]})
 	}
@@ -212,6 +221,9 @@ func (d *decoder) applyDelta(body []byte) error {
 		}
 		if r.err != nil {
 			return r.err
+		}
+		if op == opSet || op == opDiff {
+			*set = d.compact.Compact(set)
 		}
 		d.touched = append(d.touched, old)
 		if ok {

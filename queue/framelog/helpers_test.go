@@ -143,7 +143,7 @@ func canonical(tb testing.TB, f *encode.Frame) canon {
 		c.objs[o.Key] = s
 	}
 	for _, s := range f.Stale {
-		c.stale = append(c.stale, fmt.Sprintf("%q %x", s.Labels, s.Hash))
+		c.stale = append(c.stale, fmt.Sprintf("%q %x", encode.AppendLabels(nil, s.Labels), s.Hash))
 	}
 	return c
 }
