@@ -63,8 +63,10 @@ func TestRoundTrip(t *testing.T) {
 		for i, f := range ahead {
 			require.Equal(t, want[i], canonical(t, f), "frame %d", i)
 		}
-		for range 3 {
+		require.Equal(t, 3, l.Stats().InFlight)
+		for i := range 3 {
 			require.NoError(t, l.Ack())
+			require.Equal(t, 2-i, l.Stats().InFlight, "after %d acks", i+1)
 		}
 
 		for round := range 5 {
@@ -101,9 +103,11 @@ func TestRestartResumes(t *testing.T) {
 				for range 17 {
 					require.NoError(t, l.Ack())
 				}
+				require.Equal(t, 3, l.Stats().InFlight)
 				l2 := reopen(t, l, cfg, kill)
 				defer l2.Close()
 				require.Equal(t, 23, l2.Stats().PendingFrames)
+				require.Zero(t, l2.Stats().InFlight, "a new Log has handed out nothing")
 				got, infos := readAll(t, l2)
 				require.Equal(t, want[17:], got)
 				for i, info := range infos {

@@ -138,6 +138,7 @@ func (l *Log) handOut(fr *encode.Frame, h header) (*encode.Frame, Info, error) {
 	l.handedEnd = end
 	l.mu.Lock()
 	l.rdPub = end
+	l.stats.InFlight = len(l.inflight)
 	l.mu.Unlock()
 	_ = l.saveLocked(l.cfg.Sync == SyncAlways)
 	return fr, Info{
@@ -240,6 +241,7 @@ func (l *Log) Ack() error {
 	}
 	l.acked = h.end
 	l.stats.Acked++
+	l.stats.InFlight = len(l.inflight)
 	err := l.settleLocked()
 	l.mu.Unlock()
 	l.recycle(h.frame)
