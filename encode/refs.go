@@ -51,6 +51,15 @@ func isRef(tag byte) bool {
 	return tag >= refShared2 || tag == refInterned || tag == refShared
 }
 
+// ref2 decodes the two-byte reference whose bytes are t (t >= refShared2)
+// and b: its kind (refInterned or refShared) and index or distance.
+func ref2(t, b byte) (kind byte, v uint64) {
+	if t >= refInterned2 {
+		return refInterned, uint64(t&^refInterned2)<<8 | uint64(b)
+	}
+	return refShared, uint64(t&^refShared2)<<8 | uint64(b)
+}
+
 // appendRef appends a reference of kind refInterned or refShared to v, in
 // two bytes when v fits them.
 func appendRef(dst []byte, kind byte, v uint64) []byte {
@@ -129,32 +138,24 @@ func internedElems() [][]byte {
 // resolve returns the label element the reference at the start of b refers
 // to, and the reference's length; n is 0 for a bad reference. table is the
 // interned table as the caller loaded it (internedElems), loaded again for
-// an index past its end. References of one or two bytes, as nearly all
-// are, are read without a varint loop: this is the send path's inner loop.
+// an index past its end.
 func resolve(b []byte, table [][]byte) (elem []byte, n int) {
 	if len(b) < 2 {
 		return nil, 0
 	}
 	var kind byte
 	var v uint64
-	switch t := b[0]; {
-	case t >= refInterned2:
-		kind, v, n = refInterned, uint64(t&^refInterned2)<<8|uint64(b[1]), 2
-	case t >= refShared2:
-		kind, v, n = refShared, uint64(t&^refShared2)<<8|uint64(b[1]), 2
-	default:
-		kind, v, n = t, uint64(b[1]), 2
-		if v >= 0x80 {
-			if len(b) > 2 && b[2] < 0x80 {
-				v, n = v&0x7f|uint64(b[2])<<7, 3
-			} else {
-				var k int
-				if v, k = binary.Uvarint(b[1:]); k <= 0 {
-					return nil, 0
-				}
-				n = 1 + k
-			}
+	if b[0] >= refShared2 {
+		kind, v = ref2(b[0], b[1])
+		n = 2
+	} else {
+		// The long form (appendRef writes it only past the two-byte
+		// forms' bounds): the tag, then a uvarint.
+		var k int
+		if v, k = binary.Uvarint(b[1:]); k <= 0 {
+			return nil, 0
 		}
+		kind, n = b[0], 1+k
 	}
 	switch kind {
 	case refInterned:
@@ -215,10 +216,10 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 			continue
 		}
 		if tag >= refShared2 && i+1 < len(labels) {
-			v := uint64(tag&(refShared2-1))<<8 | uint64(labels[i+1])
+			kind, v := ref2(tag, labels[i+1])
 			var elem []byte
-			if tag >= refInterned2 {
-				if v |= uint64(tag&refShared2) << 8; v < uint64(len(table)) {
+			if kind == refInterned {
+				if v < uint64(len(table)) {
 					elem = table[v]
 				}
 			} else if c := uint64(cap(labels)); v != 0 && v <= c {
