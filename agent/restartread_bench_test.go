@@ -3,7 +3,6 @@ package agent
 import (
 	"runtime"
 	"testing"
-	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -27,8 +26,9 @@ func BenchmarkRestartKeyframe(b *testing.B) {
 	for _, sm := range []*seriesMap{pods, nodes} {
 		for uid, set := range sm.objects {
 			f.Objects = append(f.Objects, encode.Object{Key: objectKey(uid), Set: set})
-			live += len(set.Buf) + cap(set.Refs)*int(unsafe.Sizeof(encode.Ref{}))
 		}
+		n, _ := seriesBytes(sm)
+		live += n
 	}
 	cfg := framelog.DefaultConfig
 	cfg.Dir = b.TempDir()

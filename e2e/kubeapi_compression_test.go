@@ -8,17 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-state-push/kube-state-push/watch"
 )
-
-// roundTripFunc is an http.RoundTripper made of a function.
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-// RoundTrip implements http.RoundTripper.
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // By default (kube_api_compression: false) the agent's clients get
 // uncompressed lists and watches from the real API server; with it on, the
@@ -39,7 +34,7 @@ func TestKubeAPICompression(t *testing.T) {
 			var mu sync.Mutex
 			gzipped := map[string]bool{} // by kind of request
 			rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-				return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return promhttp.RoundTripperFunc(func(r *http.Request) (*http.Response, error) {
 					// The transport asks for gzip itself (below this
 					// wrapper) unless compression is disabled, and marks
 					// an answer it inflated as Uncompressed.
