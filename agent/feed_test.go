@@ -298,6 +298,20 @@ func labelledFrame(ts int64, n int) *sharedFrame {
 // With backfill: newest_first and a disk buffer, once the receiver is back
 // the newest snapshot arrives ahead of the backlog, which follows in order,
 // every snapshot exactly once.
+// countedWrites counts the frames an endpoint's disk buffer stored.
+type countedWrites struct {
+	*queue.Endpoint
+	n atomic.Int32
+}
+
+func (c *countedWrites) WriteFrame(f *encode.Frame) error {
+	err := c.Endpoint.WriteFrame(f)
+	if err == nil {
+		c.n.Add(1)
+	}
+	return err
+}
+
 func TestFeedNewestFirstDurable(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
@@ -331,7 +345,8 @@ func TestFeedNewestFirstDurable(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 	q, err := queue.New(cfg, queue.Options{Logger: slog.New(slog.DiscardHandler), Metrics: queue.NewMetrics(prometheus.NewRegistry())})
 	require.NoError(t, err)
-	f := newFeed(q, q, func() int { return 100 })
+	w := &countedWrites{Endpoint: q}
+	f := newFeed(q, w, func() int { return 100 })
 	q.Start()
 	f.start()
 
@@ -339,7 +354,11 @@ func TestFeedNewestFirstDurable(t *testing.T) {
 	for ts := int64(1); ts <= 10; ts++ {
 		f.offer(labelledFrame(ts, series))
 	}
-	require.Eventually(t, func() bool { return q.Behind() }, 10*time.Second, time.Millisecond, "a backlog on disk")
+	// The receiver comes back once all ten are on disk: earlier, the
+	// replayer could catch up before the newest is written, which then
+	// rightly goes in order, last.
+	require.Eventually(t, func() bool { return w.n.Load() == 10 }, 10*time.Second, time.Millisecond, "ten snapshots written")
+	require.True(t, q.Behind(), "a backlog on disk")
 	down.Store(false)
 	require.Eventually(t, func() bool {
 		mu.Lock()
