@@ -1,10 +1,10 @@
 package encode
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/golang/snappy"
-	"github.com/prometheus/prometheus/prompb"
 )
 
 // Protobuf tags (field number << 3 | wire type 2) of the length-delimited
@@ -37,17 +37,13 @@ type Sample struct {
 // prompb.WriteRequest holding one TimeSeries per sample, in order, and returns
 // the extended buffer. It allocates only when dst must grow.
 //
-// Each Sample message is marshalled by prompb.Sample itself. A snapshot
-// gives all its samples one timestamp and most values are 0 or 1, so the
-// bytes of the last two distinct samples are kept and reused when one
-// repeats.
+// A snapshot gives all its samples one timestamp, so the timestamp's varint
+// is kept from the sample before and reused when it repeats.
 func AppendWriteRequest(dst []byte, samples []Sample) []byte {
-	var c sampleCache
+	var ts sampleTime
 	table := internedElems()
 	for i := range samples {
 		s := &samples[i]
-		enc := c.encoded(s.Value, s.Timestamp)
-		sn := len(enc)
 		// TimeSeries = labels ++ samples(tag, len, Sample), written behind
 		// two bytes for its length, which the expanded labels give: most
 		// series take two, and the others move by a byte or so.
@@ -55,9 +51,7 @@ func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 		dst = append(dst, tagWriteRequestTimeseries, 0, 0)
 		body := len(dst)
 		dst = appendExpanded(dst, s.Labels, table)
-		dst = append(dst, tagTimeSeriesSamples)
-		dst = appendVarint(dst, uint64(sn))
-		dst = append(dst, enc...)
+		dst = ts.appendSample(append(dst, tagTimeSeriesSamples), s.Value, s.Timestamp)
 		tsLen := len(dst) - body
 		switch vl := varintLen(uint64(tsLen)); {
 		case vl < 2:
@@ -83,42 +77,41 @@ func putVarint(b []byte, v uint64) {
 	b[i] = byte(v)
 }
 
-// sampleCache holds the marshalled bytes of the last two distinct samples
-// (value bits and timestamp), so that AppendWriteRequest marshals each
-// distinct sample of a run once.
-type sampleCache struct {
-	// entries are the two samples; older is the index to replace next.
-	entries [2]cachedSample
-	older   int
+// Protobuf tags of prompb.Sample's fields: value (1, fixed64) and
+// timestamp (2, varint).
+const (
+	tagSampleValue     = 1<<3 | 1
+	tagSampleTimestamp = 2<<3 | 0
+)
+
+// sampleTime keeps the encoded timestamp field of the last sample.
+type sampleTime struct {
+	ts  int64
+	n   int // 0: empty
+	buf [11]byte
 }
 
-// cachedSample is one marshalled prompb.Sample.
-type cachedSample struct {
-	bits uint64
-	ts   int64
-	n    int // 0: empty (a marshalled sample is at least 2 bytes)
-	buf  [20]byte
-}
-
-// encoded returns the marshalled prompb.Sample{Value: v, Timestamp: ts}. The
-// slice is valid until the second call after this one.
-func (c *sampleCache) encoded(v float64, ts int64) []byte {
-	bits := math.Float64bits(v)
-	for i := range c.entries {
-		if e := &c.entries[i]; e.n > 0 && e.bits == bits && e.ts == ts {
-			c.older = 1 - i
-			return e.buf[:e.n]
+// appendSample appends the length and bytes of prompb.Sample{Value: v,
+// Timestamp: ts} as prompb marshals it: proto3, so a field equal to 0 (and
+// a value of -0, which equals 0) is left out.
+func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
+	if ts != c.ts || c.n == 0 {
+		c.ts, c.n = ts, 0
+		if ts != 0 {
+			c.buf[0] = tagSampleTimestamp
+			c.n = 1 + len(appendVarint(c.buf[1:1], uint64(ts)))
 		}
 	}
-	e := &c.entries[c.older]
-	c.older = 1 - c.older
-	ps := prompb.Sample{Value: v, Timestamp: ts}
-	e.n = ps.Size() // at most 1+8 (value) + 1+10 (timestamp)
-	if _, err := ps.MarshalToSizedBuffer(e.buf[:e.n]); err != nil {
-		panic("encode: marshalling prompb.Sample: " + err.Error())
+	n := c.n
+	if v != 0 {
+		n += 9
 	}
-	e.bits, e.ts = bits, ts
-	return e.buf[:e.n]
+	dst = append(dst, byte(n)) // at most 9 + 11 bytes: one varint byte
+	if v != 0 {
+		dst = append(dst, tagSampleValue)
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+	}
+	return append(dst, c.buf[:c.n]...)
 }
 
 // Compress snappy-compresses src in the block format Remote-Write requires,

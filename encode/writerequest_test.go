@@ -410,14 +410,15 @@ func BenchmarkEncodeBatch(b *testing.B) {
 	reportPerSample(b, len(samples))
 }
 
-// The reused sample bytes must be exactly what prompb marshals: the whole
-// request equals prompb.WriteRequest.Marshal of the same series, byte for
-// byte, across repeated, alternating and changing values and timestamps
-// (NaN, stale marker, 0 and -0 among them, which compare equal as floats but
-// not as bits).
+// The sample bytes must be exactly what prompb marshals: the whole request
+// equals prompb.WriteRequest.Marshal of the same series, byte for byte,
+// across repeated, alternating and changing values and timestamps (NaN,
+// stale marker, infinities, 0 and -0 among them, which compare equal as
+// floats but not as bits; timestamps of 0, before 1970 and at the ends of
+// int64).
 func TestAppendWriteRequestMatchesPrompb(t *testing.T) {
-	values := []float64{1, 1, 0, 0, math.Copysign(0, -1), 0, 1, math.NaN(), math.NaN(), StaleNaN, StaleNaN, 2.5, 1, 0, 1, 0, 1, 3, 1}
-	stamps := []int64{5, 5, 5, 6, 6, 6, 6, 6, 7, 7, 7, 7, 0, 8, 8, 8, 8, 8, 8}
+	values := []float64{1, 1, 0, 0, math.Copysign(0, -1), 0, 1, math.NaN(), math.NaN(), StaleNaN, StaleNaN, 2.5, 1, 0, 1, 0, 1, 3, 1, math.Inf(1), math.Inf(-1), -7, 0, 1, 1, 0}
+	stamps := []int64{5, 5, 5, 6, 6, 6, 6, 6, 7, 7, 7, 7, 0, 8, 8, 8, 8, 8, 8, 1_700_000_000_000, 1_700_000_000_000, -1, -1, math.MaxInt64, math.MinInt64, 0}
 	var samples []Sample
 	var want prompb.WriteRequest
 	for i, v := range values {
