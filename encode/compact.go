@@ -13,6 +13,14 @@ import (
 // unit. At 10k pods this is most of the label bytes the series map keeps.
 // Its scratch space is reused; a Compactor is not safe for concurrent use.
 type Compactor struct {
+	// Intern makes literal labels references to the interned table, as
+	// the renderers write them: each family name (__name__), and every
+	// other label the table holds. For sets read back from outside the
+	// process (a disk buffer), where labels come literal; a set with no
+	// literal family name is taken to have been rendered, and left as it
+	// is.
+	Intern bool
+
 	// index maps a label element's hash to its entry in elems.
 	index map[uint64]int32
 	// elems are the distinct label elements of the set being compacted.
@@ -24,6 +32,9 @@ type Compactor struct {
 	// scratch space copied out exactly sized.
 	region []byte
 	out    SeriesSet
+	// named is scratch space for a set whose literal labels are interned
+	// (internNames).
+	named SeriesSet
 }
 
 // compactElem is one distinct label element of the set being compacted.
@@ -51,7 +62,15 @@ const compactIndexKeep = 4096
 // exposition trailers are src's; only how the labels are stored changes. A
 // set that already has a shared region, or nothing worth sharing, is cloned.
 func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
-	if len(src.Refs) < 2 || src.Shared != 0 {
+	if src.Shared != 0 {
+		return src.Clone()
+	}
+	if c.Intern {
+		if named, ok := c.internNames(src); ok {
+			src = named
+		}
+	}
+	if len(src.Refs) < 2 {
 		return src.Clone()
 	}
 	if c.index == nil || len(c.index) > compactIndexKeep {
@@ -153,6 +172,74 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 	set := out.Clone()
 	out.Timestamps = nil
 	return set
+}
+
+// internNames returns src with its literal labels replaced by references
+// to the interned table where internLiteral finds or adds them, built in
+// c's scratch space; ok is false, and nothing built, when src has no
+// literal family name (as a rendered set, whose names are references
+// already).
+func (c *Compactor) internNames(src *SeriesSet) (set *SeriesSet, ok bool) {
+	for i := range src.Refs {
+		if hasLiteralName(src.Labels(i)) {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		return nil, false
+	}
+	out := &c.named
+	out.Reset()
+	for i, r := range src.Refs {
+		b := src.Labels(i)
+		off := len(out.Buf)
+		for pos := 0; pos < len(b); {
+			l := elemLen(b[pos:])
+			if l == 0 { // a reference: kept as it is
+				_, n := resolve(b[pos:], nil)
+				if n == 0 {
+					return nil, false // not LabelsBuilder's bytes: leave them be
+				}
+				out.Buf = append(out.Buf, b[pos:pos+n]...)
+				pos += n
+				continue
+			}
+			if ref, named := internLiteral(b[pos : pos+l]); named {
+				out.Buf = appendRef(out.Buf, refInterned, uint64(ref))
+			} else {
+				out.Buf = append(out.Buf, b[pos:pos+l]...)
+			}
+			pos += l
+		}
+		r.Off, r.Len = uint32(off), uint32(len(out.Buf)-off)
+		out.Refs = append(out.Refs, r)
+		out.Buf = append(out.Buf, src.Trailer(i)...)
+	}
+	out.Timestamps = src.Timestamps
+	return out, true
+}
+
+// hasLiteralName reports whether labels, LabelsBuilder's bytes with no
+// shared references, hold a literal __name__ element; false for bytes
+// that do not parse.
+func hasLiteralName(labels []byte) bool {
+	for pos := 0; pos < len(labels); {
+		l := elemLen(labels[pos:])
+		if l == 0 {
+			_, n := resolve(labels[pos:], nil)
+			if n == 0 {
+				return false
+			}
+			pos += n
+			continue
+		}
+		if name, _, _, ok := NextLabel(labels[pos : pos+l]); ok && string(name) == MetricName {
+			return true
+		}
+		pos += l
+	}
+	return false
 }
 
 // elemBytes returns the bytes of entry idx in src's buffer.

@@ -204,3 +204,68 @@ func TestReferenceForms(t *testing.T) {
 		require.Equal(t, elem, appendExpanded(nil, labels, nil), "distance %d", v)
 	}
 }
+
+// Sets read back from a disk buffer carry every label literal; compacted
+// with Intern, each family name and each label the interned table holds
+// becomes a two-byte reference to it again, so that the set is stored byte
+// for byte as the rendered set it came from, and nothing about its series
+// changes.
+func TestCompactInternsLiteralNames(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		var lit SeriesSet
+		rendered := podLikeSet(t, "web-7d4b9c8f6d-x2k9p", timed)
+		src := rendered.Literal(&lit)
+		require.True(t, hasLiteralName(src.Labels(0)))
+		c := Compactor{Intern: true}
+		got := c.Compact(src)
+		var plain Compactor
+		kept := plain.Compact(src)
+		require.Greater(t, len(kept.Buf), len(got.Buf), "names interned only when asked")
+		var again Compactor
+		require.Equal(t, again.Compact(rendered).Buf, got.Buf, "stored as the rendered set is: names, the enumeration and the external label interned")
+		for i := range src.Refs {
+			require.False(t, hasLiteralName(got.Labels(i)), "series %d", i)
+			want, err := DecodeLabels(src.Labels(i))
+			require.NoError(t, err)
+			have, err := DecodeLabels(got.Labels(i))
+			require.NoError(t, err)
+			require.Equal(t, want, have, "series %d", i)
+			h, ok := HashLabels(got.Labels(i))
+			require.True(t, ok)
+			require.Equal(t, src.Refs[i].Hash, h)
+			require.Equal(t, src.Refs[i].Value, got.Refs[i].Value)
+			require.Equal(t, src.Trailer(i), got.Trailer(i), "series %d's trailer", i)
+		}
+		require.Equal(t, src.Timestamps, got.Timestamps)
+	}
+
+	// With nothing else to share, the set shrinks by each name's element
+	// less its two-byte reference.
+	var b LabelsBuilder
+	var src SeriesSet
+	saved := 0
+	for i := range 5 {
+		b.Reset()
+		name := fmt.Sprintf("kube_state_push_read_back_%d", i)
+		b.Add(MetricName, name)
+		b.Add("unique", strconv.Itoa(i))
+		b.AppendTo(&src, 1)
+		saved += len(appendLabel(nil, Label{Name: MetricName, Value: name})) - 2
+	}
+	c := Compactor{Intern: true}
+	got := c.Compact(&src)
+	require.Zero(t, got.Shared)
+	require.Equal(t, len(src.Buf)-saved, len(got.Buf))
+	require.Equal(t, len(got.Buf), cap(got.Buf), "exactly sized")
+	for i := range src.Refs {
+		require.Equal(t, AppendLabels(nil, src.Labels(i)), AppendLabels(nil, got.Labels(i)))
+	}
+
+	// Bytes that do not parse, after a series that has a name, are left
+	// as they are.
+	bad := src.Clone()
+	bad.Buf = append(bad.Buf, 0x0a, 0x7f)
+	bad.Refs = append(bad.Refs, Ref{Off: uint32(len(bad.Buf) - 2), Len: 2})
+	got = c.Compact(&bad)
+	require.Equal(t, bad.Buf, got.Buf)
+}

@@ -79,10 +79,13 @@ func appendRef(dst []byte, kind byte, v uint64) []byte {
 type internTable struct {
 	mu    sync.Mutex
 	index map[Label]uint32
-	elems atomic.Pointer[[][]byte]
+	// byElem maps each entry's label element to its index, for bytes
+	// read back (internLiteral).
+	byElem map[string]uint32
+	elems  atomic.Pointer[[][]byte]
 }
 
-var interned = internTable{index: make(map[Label]uint32)}
+var interned = internTable{index: make(map[Label]uint32), byElem: make(map[string]uint32)}
 
 // internCap bounds the table for InternCapped: labels whose values come
 // from the cluster's data could otherwise grow it for the life of the
@@ -119,11 +122,34 @@ func (t *internTable) add(l Label, limit int) (uint32, bool) {
 		cur = *p
 	}
 	// A new slice each time: readers may hold the old one.
-	next := append(cur[:len(cur):len(cur)], appendLabel(nil, l))
+	elem := appendLabel(nil, l)
+	next := append(cur[:len(cur):len(cur)], elem)
 	t.elems.Store(&next)
 	i := uint32(len(next) - 1)
 	t.index[l] = i
+	t.byElem[string(elem)] = i
 	return i, true
+}
+
+// internLiteral returns the index of the interned label whose element is
+// elem, a literal label element: found by its bytes, which allocates
+// nothing, or, for a family name (__name__) not there yet, added within
+// InternCapped's cap. Labels come back literal from a disk buffer; those
+// the renderers intern (family names, external labels, enumeration
+// values) take two bytes again this way.
+func internLiteral(elem []byte) (uint32, bool) {
+	t := &interned
+	t.mu.Lock()
+	i, ok := t.byElem[string(elem)]
+	t.mu.Unlock()
+	if ok {
+		return i, true
+	}
+	name, value, _, ok := NextLabel(elem)
+	if !ok || string(name) != MetricName {
+		return 0, false
+	}
+	return t.add(Label{Name: MetricName, Value: string(value)}, internCap)
 }
 
 // internedElems returns the interned table as it is now, for a caller that

@@ -41,13 +41,17 @@ type decoder struct {
 	// refer to; reused.
 	touched []*encode.SeriesSet
 	// compact stores each decoded set's repeated labels once, as the
-	// series map does (encode.Compactor): the log holds sets expanded,
-	// and a restart that read a keyframe's as they are would hold about
-	// four times the series map's bytes until the next keyframe.
+	// series map does (encode.Compactor), and the labels the renderers
+	// intern (family names, enumeration values) as references to the
+	// interned table again: the log holds sets expanded, and
+	// a restart that read a keyframe's as they are would hold about four
+	// times the series map's bytes until the next keyframe.
 	compact encode.Compactor
 }
 
-func newDecoder() *decoder { return &decoder{pos: make(map[uint64]int)} }
+func newDecoder() *decoder {
+	return &decoder{pos: make(map[uint64]int), compact: encode.Compactor{Intern: true}}
+}
 
 // reset forgets the state: the next record must start a keyframe. The old
 // sets go, and the record bodies they alias.
