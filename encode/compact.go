@@ -60,7 +60,8 @@ const compactIndexKeep = 4096
 // Compact returns a copy of src, exactly sized as Clone's, whose repeated
 // labels are shared. The series, their order, hashes, values, timestamps and
 // exposition trailers are src's; only how the labels are stored changes. A
-// set that already has a shared region, or nothing worth sharing, is cloned.
+// set that already has a shared region, or nothing worth sharing, is cloned
+// (with Intern, once its labels are interned).
 func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 	if src.Shared != 0 {
 		return src.Clone()

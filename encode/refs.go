@@ -55,10 +55,15 @@ func isRef(tag byte) bool {
 // and b: its kind (refInterned or refShared) and index or distance.
 func ref2(t, b byte) (kind byte, v uint64) {
 	if t >= refInterned2 {
-		return refInterned, uint64(t&^refInterned2)<<8 | uint64(b)
+		return refInterned, interned2(t, b)
 	}
-	return refShared, uint64(t&^refShared2)<<8 | uint64(b)
+	return refShared, shared2(t, b)
 }
+
+// interned2 and shared2 are ref2's index and distance for a t known to be
+// of that kind.
+func interned2(t, b byte) uint64 { return uint64(t&^refInterned2)<<8 | uint64(b) }
+func shared2(t, b byte) uint64   { return uint64(t&^refShared2)<<8 | uint64(b) }
 
 // appendRef appends a reference of kind refInterned or refShared to v, in
 // two bytes when v fits them.
@@ -253,12 +258,12 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 			elem = labels[i:n]
 			i = n
 		case tag >= refInterned2:
-			if v := uint64(tag&^refInterned2)<<8 | uint64(b); v < uint64(len(table)) {
+			if v := interned2(tag, b); v < uint64(len(table)) {
 				elem = table[v]
 				i += 2
 			}
 		case tag >= refShared2:
-			if v := uint64(tag&^refShared2)<<8 | uint64(b); v != 0 && v <= c {
+			if v := shared2(tag, b); v != 0 && v <= c {
 				tail := labels[:c][c-v:]
 				if len(tail) > 1 && tail[0] == tagTimeSeriesLabels && tail[1] < 0x80 && int(tail[1])+2 <= len(tail) {
 					elem = tail[:2+int(tail[1])]
