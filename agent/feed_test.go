@@ -295,9 +295,6 @@ func labelledFrame(ts int64, n int) *sharedFrame {
 	return f
 }
 
-// With backfill: newest_first and a disk buffer, once the receiver is back
-// the newest snapshot arrives ahead of the backlog, which follows in order,
-// every snapshot exactly once.
 // countedWrites counts the frames an endpoint's disk buffer stored.
 type countedWrites struct {
 	*queue.Endpoint
@@ -312,6 +309,9 @@ func (c *countedWrites) WriteFrame(f *encode.Frame) error {
 	return err
 }
 
+// With backfill: newest_first and a disk buffer, once the receiver is back
+// the newest snapshot arrives ahead of the backlog, which follows in order,
+// every snapshot exactly once.
 func TestFeedNewestFirstDurable(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)

@@ -16,9 +16,8 @@ type Compactor struct {
 	// Intern makes literal labels references to the interned table, as
 	// the renderers write them: each family name (__name__), and every
 	// other label the table holds. For sets read back from outside the
-	// process (a disk buffer), where labels come literal; a set with no
-	// literal family name is taken to have been rendered, and left as it
-	// is.
+	// process (a disk buffer), where labels come literal; rendered sets
+	// have theirs interned already.
 	Intern bool
 
 	// index maps a label element's hash to its entry in elems.
@@ -33,7 +32,7 @@ type Compactor struct {
 	region []byte
 	out    SeriesSet
 	// named is scratch space for a set whose literal labels are interned
-	// (internNames).
+	// (internLabels).
 	named SeriesSet
 }
 
@@ -67,7 +66,7 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 		return src.Clone()
 	}
 	if c.Intern {
-		if named, ok := c.internNames(src); ok {
+		if named, ok := c.internLabels(src); ok {
 			src = named
 		}
 	}
@@ -175,21 +174,11 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 	return set
 }
 
-// internNames returns src with its literal labels replaced by references
+// internLabels returns src with its literal labels replaced by references
 // to the interned table where internLiteral finds or adds them, built in
-// c's scratch space; ok is false, and nothing built, when src has no
-// literal family name (as a rendered set, whose names are references
-// already).
-func (c *Compactor) internNames(src *SeriesSet) (set *SeriesSet, ok bool) {
-	for i := range src.Refs {
-		if hasLiteralName(src.Labels(i)) {
-			ok = true
-			break
-		}
-	}
-	if !ok {
-		return nil, false
-	}
+// c's scratch space; ok is false, and nothing built, for bytes that do
+// not parse.
+func (c *Compactor) internLabels(src *SeriesSet) (set *SeriesSet, ok bool) {
 	out := &c.named
 	out.Reset()
 	for i, r := range src.Refs {
@@ -219,28 +208,6 @@ func (c *Compactor) internNames(src *SeriesSet) (set *SeriesSet, ok bool) {
 	}
 	out.Timestamps = src.Timestamps
 	return out, true
-}
-
-// hasLiteralName reports whether labels, LabelsBuilder's bytes with no
-// shared references, hold a literal __name__ element; false for bytes
-// that do not parse.
-func hasLiteralName(labels []byte) bool {
-	for pos := 0; pos < len(labels); {
-		l := elemLen(labels[pos:])
-		if l == 0 {
-			_, n := resolve(labels[pos:], nil)
-			if n == 0 {
-				return false
-			}
-			pos += n
-			continue
-		}
-		if name, _, _, ok := NextLabel(labels[pos : pos+l]); ok && string(name) == MetricName {
-			return true
-		}
-		pos += l
-	}
-	return false
 }
 
 // elemBytes returns the bytes of entry idx in src's buffer.

@@ -269,3 +269,24 @@ func TestCompactInternsLiteralNames(t *testing.T) {
 	got = c.Compact(&bad)
 	require.Equal(t, bad.Buf, got.Buf)
 }
+
+// hasLiteralName reports whether labels, with no shared references, hold a
+// literal __name__ element.
+func hasLiteralName(labels []byte) bool {
+	for pos := 0; pos < len(labels); {
+		l := elemLen(labels[pos:])
+		if l == 0 {
+			_, n := resolve(labels[pos:], nil)
+			if n == 0 {
+				return false
+			}
+			pos += n
+			continue
+		}
+		if name, _, _, ok := NextLabel(labels[pos : pos+l]); ok && string(name) == MetricName {
+			return true
+		}
+		pos += l
+	}
+	return false
+}

@@ -84,10 +84,11 @@ const (
 	tagSampleTimestamp = 2<<3 | 0
 )
 
-// sampleTime keeps the encoded timestamp field of the last sample.
+// sampleTime keeps the encoded timestamp field of the last sample; its
+// zero value is that of a timestamp of 0, which proto3 leaves out.
 type sampleTime struct {
 	ts  int64
-	n   int // 0: empty
+	n   int
 	buf [11]byte
 }
 
@@ -95,7 +96,7 @@ type sampleTime struct {
 // Timestamp: ts} as prompb marshals it: proto3, so a field equal to 0 (and
 // a value of -0, which equals 0) is left out.
 func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
-	if ts != c.ts || c.n == 0 {
+	if ts != c.ts {
 		c.ts, c.n = ts, 0
 		if ts != 0 {
 			c.buf[0] = tagSampleTimestamp

@@ -43,9 +43,9 @@ type decoder struct {
 	// compact stores each decoded set's repeated labels once, as the
 	// series map does (encode.Compactor), and the labels the renderers
 	// intern (family names, enumeration values) as references to the
-	// interned table again: the log holds sets expanded, and
-	// a restart that read a keyframe's as they are would hold about four
-	// times the series map's bytes until the next keyframe.
+	// interned table again: the log holds sets expanded, and a restart
+	// that read a keyframe's as they are would hold about four times the
+	// series map's bytes until the next keyframe.
 	compact encode.Compactor
 }
 
