@@ -135,17 +135,19 @@ func TestEqualLabelsLooksThroughStorage(t *testing.T) {
 
 func TestBadReferencesDoNotParse(t *testing.T) {
 	for _, b := range [][]byte{
-		{refShared, 0x05},           // past the start of the buffer
-		{refShared, 0x00},           // no distance
-		{refInterned, 0xff, 0x7f},   // no such entry
-		{refShared},                 // truncated
-		{refShared, 0x01},           // points at itself: not a label element
-		{refShared2, 0x05},          // the two-byte forms: past the start
-		{refShared2, 0x00},          // no distance
-		{refInterned2 | 0x7f, 0xff}, // no such entry
-		{refShared2},                // truncated
-		{refInterned2},              // truncated
-		{refShared2, 0x02},          // points at itself
+		{refShared, 0x05},                 // past the start of the buffer
+		{refShared, 0x00},                 // no distance
+		{refInterned, 0xff, 0x7f},         // no such entry
+		{refShared},                       // truncated
+		{refShared, 0x01},                 // points at itself: not a label element
+		{refShared2, 0x05},                // the two-byte forms: past the start
+		{refShared2, 0x00},                // no distance
+		{refInterned2 | 0x7f, 0xff},       // no such entry
+		{refShared2},                      // truncated
+		{refInterned2},                    // truncated
+		{refShared2, 0x02},                // points at itself
+		{tagTimeSeriesLabels, 0x05, 0x0a}, // a literal element longer than the bytes
+		{tagTimeSeriesLabels},             // a literal element's tag alone
 	} {
 		_, _, _, ok := NextLabel(b)
 		require.False(t, ok, "%x", b)

@@ -251,12 +251,10 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 		var elem []byte
 		switch {
 		case tag == tagTimeSeriesLabels && b < 0x80:
-			n := i + 2 + int(b)
-			if n > len(labels) {
-				panic("encode: malformed label bytes")
-			}
-			elem = labels[i:n]
-			i = n
+			if n := i + 2 + int(b); n <= len(labels) {
+				elem = labels[i:n]
+				i = n
+			} // else elemLen below refuses it
 		case tag >= refInterned2:
 			if v := interned2(tag, b); v < uint64(len(table)) {
 				elem = table[v]
