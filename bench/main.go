@@ -242,7 +242,7 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		logf("%s: CPU %.1f s in the window, peak RSS %s, %d samples per interval", s.title, res.cpuWindow, mib(res.peak), res.perInterval)
+		logf("%s: CPU %.2f s in the window, peak RSS %s, %d samples per interval", s.title, res.cpuWindow, mib(res.peak), res.perInterval)
 		rep.results = append(rep.results, res)
 		switch {
 		case len(rep.results) == 4:

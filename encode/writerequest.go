@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/golang/snappy"
+	"github.com/klauspost/compress/s2"
 )
 
 // Protobuf tags (field number << 3 | wire type 2) of the length-delimited
@@ -116,13 +116,12 @@ func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
 }
 
 // Compress snappy-compresses src in the block format Remote-Write requires,
-// reusing dst's capacity when it is large enough.
+// reusing dst's capacity when it is large enough. It uses s2's Snappy mode,
+// whose output any Snappy decoder reads: on a 10k-pod snapshot's requests
+// it is 16 % smaller than golang/snappy's and takes a tenth less time
+// (docs/performance.md).
 func Compress(dst, src []byte) []byte {
-	n := snappy.MaxEncodedLen(len(src))
-	if cap(dst) < n {
-		dst = make([]byte, n)
-	}
-	return snappy.Encode(dst[:n], src)
+	return s2.EncodeSnappy(dst[:cap(dst)], src)
 }
 
 func appendVarint(b []byte, v uint64) []byte {
