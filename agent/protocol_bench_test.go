@@ -177,8 +177,8 @@ func BenchmarkProtocolEncode(b *testing.B) {
 	// The floor: the compressor (encode.Compress) alone on the same 1.0
 	// request bytes, encoded before the timer starts. v1's ns/sample over
 	// this one is the cost of encoding on top of compressing, on the
-	// snapshot's own, scattered label bytes (BenchmarkEncodeBatch in encode/ measures it on one hot
-	// batch).
+	// snapshot's own, scattered label bytes (BenchmarkEncodeBatch in
+	// encode/ measures it on one hot batch).
 	b.Run("v1-snappy-floor", func(b *testing.B) {
 		var raws [][]byte
 		for batch := range chunks(samples, benchBatch) {
