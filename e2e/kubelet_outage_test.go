@@ -99,7 +99,7 @@ remote_write:
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second) // reads while the receiver is down
+	time.Sleep(4 * time.Second) // reads while the receiver is down
 	require.Equal(t, 1.0, kubeletReads(a), "the kubelet is read during the outage")
 	stopAt := time.Now()
 	require.NoError(t, a.stop(), "the agent stops during the outage, its backlog on disk")
