@@ -225,7 +225,7 @@ func TestCompressReusesDst(t *testing.T) {
 
 // Compress writes Snappy that golang/snappy, as receivers use it, reads
 // back: a request of many times Snappy's 64 KiB block, whose copies reach
-// further back than one block, and input with nothing to copy.
+// further back than one block, and pseudo-random bytes.
 func TestCompressIsSnappy(t *testing.T) {
 	raw := AppendWriteRequest(nil, podSamples(t, 20_000))
 	require.Greater(t, len(raw), 16<<16)
