@@ -124,6 +124,10 @@ func Compress(dst, src []byte) []byte {
 	return s2.EncodeSnappy(dst[:cap(dst)], src)
 }
 
+// MaxCompressedLen is the most Compress writes for n bytes: with dst's
+// capacity at least this, the result is in dst's array.
+func MaxCompressedLen(n int) int { return s2.MaxEncodedLen(n) }
+
 func appendVarint(b []byte, v uint64) []byte {
 	for v >= 0x80 {
 		b = append(b, byte(v)|0x80)

@@ -209,7 +209,7 @@ func TestCompressReusesDst(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i % 7)
 	}
-	dst := make([]byte, 0, snappy.MaxEncodedLen(len(src)))
+	dst := make([]byte, 0, MaxCompressedLen(len(src)))
 	got := Compress(dst, src)
 	require.Same(t, &dst[:1][0], &got[:1][0], "dst's array is reused")
 	plain, err := snappy.Decode(nil, got)

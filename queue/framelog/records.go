@@ -3,8 +3,6 @@ package framelog
 import (
 	"encoding/binary"
 
-	"github.com/klauspost/compress/s2"
-
 	"github.com/kube-state-push/kube-state-push/encode"
 )
 
@@ -112,13 +110,13 @@ func (e *encoder) seal(more bool) error {
 	var hb [maxRecordHeader]byte
 	rh := appendHeader(hb[:0], h)
 	const room = maxFrameHeader + maxRecordHeader
-	need := room + s2.MaxEncodedLen(len(e.body))
+	need := room + encode.MaxCompressedLen(len(e.body))
 	if cap(e.out) < need {
 		// A little more than this body needs: the next is about as long.
 		e.out = make([]byte, need+need/8)
 	}
 	out := e.out[:need]
-	c := s2.EncodeSnappy(out[room:], e.body) // Snappy, as encode.Compress
+	c := encode.Compress(out[room:room], e.body) // in out: cap is enough
 	at := room - len(rh)
 	copy(out[at:], rh)
 	err := e.w.writeRecord(frameInPlace(out[:room+len(c)], at))
