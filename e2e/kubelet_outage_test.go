@@ -37,8 +37,9 @@ func TestKubeletSeriesThroughOutageAndRestart(t *testing.T) {
 	bindPods(t, client, ns, node, map[string][]string{"web": {"app"}})
 	t.Cleanup(func() { deleteNamespace(t, client, ns) })
 
-	r, err := startOutageReceiver(t, ctx, "prometheus", t.TempDir())
+	p, err := testenv.StartPrometheus(ctx, t.TempDir())
 	require.NoError(t, err)
+	r := promReceiver{p}
 	t.Cleanup(r.Stop)
 	token := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(token, []byte("e2e-token\n"), 0o600))
@@ -63,11 +64,10 @@ remote_write:
 `, env.cp.Kubeconfig, token, tl.caFile, r.WriteURL(), buffer)
 	endpoint := map[string]string{"endpoint": "receiver"}
 	series := fmt.Sprintf(`container_cpu_usage_seconds_total{id="/",node=%q}`, node)
-	prom := r.(promReceiver)
 	// stored returns the series' samples at the receiver, in time order.
 	stored := func() testenv.ExportedSeries {
 		t.Helper()
-		got, err := prom.RawSamples(ctx, series, 10*time.Minute)
+		got, err := r.RawSamples(ctx, series, 10*time.Minute)
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(got), 1, "one root series for the node")
 		if len(got) == 0 {
