@@ -86,16 +86,11 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 		base := src.Refs[i].Off
 		b := src.Labels(i)
 		for pos := 0; pos < len(b); {
-			l := elemLen(b[pos:])
-			if l == 0 { // a reference (interned): kept as it is
-				_, n := resolve(b[pos:], table)
-				if n == 0 {
-					return src.Clone() // not LabelsBuilder's bytes: leave them be
-				}
-				pos += n
-				continue
+			l, literal := nextElem(b[pos:], table)
+			if l == 0 {
+				return src.Clone() // not LabelsBuilder's bytes: leave them be
 			}
-			if l >= compactMin {
+			if literal && l >= compactMin { // a reference (interned) is kept as it is
 				e := b[pos : pos+l]
 				h := xxhash.Sum64(e)
 				idx, ok := c.index[h]
@@ -143,14 +138,8 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 		b := src.Labels(i)
 		off := len(out.Buf)
 		for pos := 0; pos < len(b); {
-			l := elemLen(b[pos:])
-			if l == 0 {
-				_, n := resolve(b[pos:], table)
-				out.Buf = append(out.Buf, b[pos:pos+n]...)
-				pos += n
-				continue
-			}
-			if l >= compactMin {
+			l, literal := nextElem(b[pos:], table) // parsed in the count above
+			if literal && l >= compactMin {
 				if idx := c.occ[k]; idx >= 0 && c.elems[idx].dist > 0 {
 					out.Buf = appendRef(out.Buf, refShared, uint64(c.elems[idx].dist))
 					k++
@@ -185,17 +174,13 @@ func (c *Compactor) internLabels(src *SeriesSet) (set *SeriesSet, ok bool) {
 		b := src.Labels(i)
 		off := len(out.Buf)
 		for pos := 0; pos < len(b); {
-			l := elemLen(b[pos:])
-			if l == 0 { // a reference: kept as it is
-				_, n := resolve(b[pos:], nil)
-				if n == 0 {
-					return nil, false // not LabelsBuilder's bytes: leave them be
-				}
-				out.Buf = append(out.Buf, b[pos:pos+n]...)
-				pos += n
-				continue
+			l, literal := nextElem(b[pos:], nil)
+			if l == 0 {
+				return nil, false // not LabelsBuilder's bytes: leave them be
 			}
-			if ref, named := internLiteral(b[pos : pos+l]); named {
+			if !literal { // a reference: kept as it is
+				out.Buf = append(out.Buf, b[pos:pos+l]...)
+			} else if ref, named := internLiteral(b[pos : pos+l]); named {
 				out.Buf = appendRef(out.Buf, refInterned, uint64(ref))
 			} else {
 				out.Buf = append(out.Buf, b[pos:pos+l]...)

@@ -276,13 +276,12 @@ func TestCompactInternsLiteralNames(t *testing.T) {
 // literal __name__ element.
 func hasLiteralName(labels []byte) bool {
 	for pos := 0; pos < len(labels); {
-		l := elemLen(labels[pos:])
+		l, literal := nextElem(labels[pos:], nil)
 		if l == 0 {
-			_, n := resolve(labels[pos:], nil)
-			if n == 0 {
-				return false
-			}
-			pos += n
+			return false
+		}
+		if !literal {
+			pos += l
 			continue
 		}
 		if name, _, _, ok := NextLabel(labels[pos : pos+l]); ok && string(name) == MetricName {

@@ -211,6 +211,17 @@ func resolve(b []byte, table [][]byte) (elem []byte, n int) {
 	return nil, 0
 }
 
+// nextElem is the length of the label element or reference at the start of
+// b, and whether it is a literal element; n is 0 for bytes that are
+// neither (resolve's table).
+func nextElem(b []byte, table [][]byte) (n int, literal bool) {
+	if l := elemLen(b); l != 0 {
+		return l, true
+	}
+	_, n = resolve(b, table)
+	return n, false
+}
+
 // elemLen is the length of the literal label element at the start of b, 0
 // if there is none.
 func elemLen(b []byte) int {
