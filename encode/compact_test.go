@@ -1,11 +1,13 @@
 package encode
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -290,4 +292,61 @@ func hasLiteralName(labels []byte) bool {
 		pos += l
 	}
 	return false
+}
+
+// TestAppendWriteRequestAtEveryRoomLeft checks the encoder's two ways of
+// writing, in place with fixed-size stores (room in dst, room in the
+// source past the element) and by appending (neither), against prompb's
+// own marshalling. Label elements run across the store sizes' bounds
+// (16, 32 and 64 bytes), as literals, as shared references near the end
+// of their set's buffer and as interned ones, and dst is given every amount
+// of room around a series' length.
+func TestAppendWriteRequestAtEveryRoomLeft(t *testing.T) {
+	var c Compactor
+	var samples []Sample
+	var want prompb.WriteRequest
+	for n := range 72 {
+		pod := strings.Repeat("p", n+1)
+		set := c.Compact(podLikeSet(t, pod, false))
+		var b LabelsBuilder
+		lit := &SeriesSet{}
+		name := "kube_family_" + strings.Repeat("n", n)
+		b.AddInterned(MetricName, name, Intern(MetricName, name))
+		b.Add("v", strings.Repeat("v", 71-n))
+		b.AppendTo(lit, 1)
+		for _, s := range []*SeriesSet{&set, lit} {
+			for i := range s.Refs {
+				v, ts := s.Refs[i].Value, int64(1_700_000_000_000+n)
+				if n%3 == 0 {
+					v, ts = 0, 0 // the sample's fields left out
+				}
+				samples = append(samples, Sample{Labels: s.Labels(i), Value: v, Timestamp: ts})
+				ls, err := DecodeLabels(s.Labels(i))
+				require.NoError(t, err)
+				var pl []prompb.Label
+				for _, l := range ls {
+					pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value})
+				}
+				want.Timeseries = append(want.Timeseries, prompb.TimeSeries{Labels: pl, Samples: []prompb.Sample{{Value: v, Timestamp: ts}}})
+			}
+		}
+	}
+	wantBytes, err := want.Marshal()
+	require.NoError(t, err)
+	prefix := []byte("already there")
+	for room := range 300 {
+		dst := append(make([]byte, 0, len(prefix)+room), prefix...)
+		got := AppendWriteRequest(dst, samples)
+		require.Equal(t, prefix, got[:len(prefix)], "room %d: what dst held is kept", room)
+		require.True(t, bytes.Equal(wantBytes, got[len(prefix):]), "room %d: the request is prompb's", room)
+	}
+	// Each sample alone, into a dst with only its own room and then less.
+	for i, s := range samples {
+		one, err := (&prompb.WriteRequest{Timeseries: want.Timeseries[i : i+1]}).Marshal()
+		require.NoError(t, err)
+		for _, room := range []int{len(one), len(one) - 1, len(one) - 20, len(one) + 63} {
+			got := AppendWriteRequest(make([]byte, 0, max(room, 0)), []Sample{s})
+			require.True(t, bytes.Equal(one, got), "sample %d, room %d", i, room)
+		}
+	}
 }
