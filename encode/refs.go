@@ -258,8 +258,9 @@ func AppendLabels(dst, labels []byte) []byte {
 // (medians of 8 alternating runs). A call per reference costs a tenth of
 // the encoding.
 //
-// An element of up to wideCopy bytes is copied with 16-byte stores, not
-// by copy's call to memmove: where both the element's and dst's capacity
+// An element of up to wideCopy bytes is copied with four 16-byte stores
+// (always four: a branch on its length, half the elements either side of
+// 32 bytes, cost more than the stores), not by copy's call to memmove: where both the element's and dst's capacity
 // reach wideCopy bytes on, the stores may read past the element and write
 // past it into dst's spare room, which the next element or the caller
 // overwrites. Readers past an element stay inside what was written before
@@ -317,10 +318,8 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 			d, e := dst[n:n+wideCopy], elem[:wideCopy]
 			*(*[16]byte)(d[0:16]) = *(*[16]byte)(e[0:16])
 			*(*[16]byte)(d[16:32]) = *(*[16]byte)(e[16:32])
-			if l > 32 {
-				*(*[16]byte)(d[32:48]) = *(*[16]byte)(e[32:48])
-				*(*[16]byte)(d[48:64]) = *(*[16]byte)(e[48:64])
-			}
+			*(*[16]byte)(d[32:48]) = *(*[16]byte)(e[32:48])
+			*(*[16]byte)(d[48:64]) = *(*[16]byte)(e[48:64])
 			dst = dst[:n+l]
 		} else {
 			dst = append(dst, elem...)
