@@ -131,8 +131,7 @@ func (t *internTable) add(l Label, limit int) (uint32, bool) {
 	}
 	// A new slice each time: readers may hold the old one.
 	// Its capacity is at least wideCopy, for appendExpanded's stores.
-	elem := appendLabel(nil, l)
-	elem = append(make([]byte, 0, max(len(elem), wideCopy)), elem...)
+	elem := appendLabel(make([]byte, 0, wideCopy), l)
 	next := append(cur[:len(cur):len(cur)], elem)
 	t.elems.Store(&next)
 	i := uint32(len(next) - 1)
@@ -258,12 +257,12 @@ func AppendLabels(dst, labels []byte) []byte {
 // (medians of 8 alternating runs). A call per reference costs a tenth of
 // the encoding.
 //
-// An element of up to wideCopy bytes is copied with four 16-byte stores
-// (always four: a branch on its length, half the elements either side of
-// 32 bytes, cost more than the stores), not by copy's call to memmove: where both the element's and dst's capacity
-// reach wideCopy bytes on, the stores may read past the element and write
-// past it into dst's spare room, which the next element or the caller
-// overwrites. Readers past an element stay inside what was written before
+// An element of up to wideCopy bytes is copied with four 16-byte stores,
+// not by copy's call to memmove (always four: a branch on its length, with
+// half the elements either side of 32 bytes, cost more than the stores).
+// Where both the element's and dst's capacity reach wideCopy bytes on, the
+// stores may read past the element and write past it into dst's spare
+// room, which the next element or the caller overwrites. Readers past an element stay inside what was written before
 // it was handed out: a series' labels end their capacity at their set's
 // end (SeriesSet.Labels), and an interned element is alone in a buffer of
 // at least wideCopy bytes. With appendSample's stores in place, that took

@@ -36,7 +36,9 @@ type Sample struct {
 
 // AppendWriteRequest appends to dst the protobuf encoding of a
 // prompb.WriteRequest holding one TimeSeries per sample, in order, and returns
-// the extended buffer. It allocates only when dst must grow.
+// the extended buffer. It allocates only when dst must grow (a sample is
+// written in place, so it grows when a sample's end leaves it less than 27
+// bytes of room, even if the sample itself would have fitted).
 //
 // A snapshot gives all its samples one timestamp, so the timestamp's varint
 // is kept from the sample before and reused when it repeats.
@@ -49,11 +51,7 @@ func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 		// two bytes for its length, which the expanded labels give: most
 		// series take two, and the others move by a byte or so.
 		start := len(dst)
-		if cap(dst)-start < 3 {
-			dst = slices.Grow(dst, 3)
-		}
-		dst = dst[:start+3] // the length's two bytes are written below
-		dst[start] = tagWriteRequestTimeseries
+		dst = append(dst, tagWriteRequestTimeseries, 0, 0)
 		body := len(dst)
 		dst = appendExpanded(dst, s.Labels, table)
 		dst = ts.appendSample(dst, s.Value, s.Timestamp)
@@ -101,8 +99,8 @@ type sampleTime struct {
 
 // appendSample appends the TimeSeries.samples field holding
 // prompb.Sample{Value: v, Timestamp: ts} as prompb marshals it: proto3, so a
-// field equal to 0 (and a value of -0, which equals 0) is left out. With
-// room in dst it writes in place, with fixed-size stores and no call: this
+// field equal to 0 (and a value of -0, which equals 0) is left out. It
+// writes in place, with fixed-size stores and no call: this
 // runs once a sample, and appending it byte by byte and through copy was a
 // sixth of BenchmarkAppendWriteRequest's profile.
 func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
@@ -117,26 +115,21 @@ func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
 	if v != 0 {
 		n += 9
 	}
-	if l := len(dst); cap(dst)-l >= 2+9+len(c.buf) {
-		// The tag, the length, the value, and the timestamp field as a
-		// whole block, of which only its n bytes are kept.
-		d := dst[l : l+2+9+len(c.buf)]
-		d[0], d[1] = tagTimeSeriesSamples, byte(n)
-		k := 2
-		if v != 0 {
-			d[2] = tagSampleValue
-			binary.LittleEndian.PutUint64(d[3:11], math.Float64bits(v))
-			k = 11
-		}
-		*(*[16]byte)(d[k : k+16]) = c.buf
-		return dst[:l+k+c.n]
-	}
-	dst = append(dst, tagTimeSeriesSamples, byte(n)) // n: at most 9 + 11, one varint byte
+	// The tag, the length, the value, and the timestamp field as a whole
+	// block, of which only its n bytes are kept.
+	const most = 2 + 9 + len(c.buf)
+	dst = slices.Grow(dst, most)
+	l := len(dst)
+	d := dst[l : l+most]
+	d[0], d[1] = tagTimeSeriesSamples, byte(n) // n: at most 9 + 11, one varint byte
+	k := 2
 	if v != 0 {
-		dst = append(dst, tagSampleValue)
-		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+		d[2] = tagSampleValue
+		binary.LittleEndian.PutUint64(d[3:11], math.Float64bits(v))
+		k = 11
 	}
-	return append(dst, c.buf[:c.n]...)
+	*(*[16]byte)(d[k : k+16]) = c.buf
+	return dst[:l+k+c.n]
 }
 
 // Compress snappy-compresses src in the block format Remote-Write requires,
