@@ -83,9 +83,9 @@ type Endpoint struct {
 	// ended.
 	reshardStop, reshardDone chan struct{}
 
-	// staging holds one scratch list per lane for Append, reused between
-	// calls; only the single producer touches it.
-	staging [][]encode.Sample
+	// staging holds one scratch list per lane for Append with more than
+	// one lane, reused between calls; only the single producer touches it.
+	staging [][]Item
 	// drops rate-limits the log lines about dropped batches; keeps those
 	// about batches kept in the disk buffer after their retries ended.
 	drops, keeps dropLog
@@ -194,40 +194,53 @@ func (e *Endpoint) Start() {
 func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 	e.maybeReshard()
 	g := e.cur
-	n := uint64(len(g.lanes))
-	for len(e.staging) < len(g.lanes) {
-		e.staging = append(e.staging, nil)
-	}
-	staging := e.staging[:n]
-	for i := range staging {
-		staging[i] = staging[i][:0]
-	}
 	newest := int64(math.MinInt64)
 	for i := range items {
-		k := items[i].Hash % n
-		staging[k] = append(staging[k], items[i].Sample)
 		newest = max(newest, items[i].Timestamp)
 	}
 	queued := 0
-	for i, l := range g.lanes {
-		if len(staging[i]) == 0 {
-			continue
+	if len(g.lanes) == 1 {
+		// One lane takes them all as they are, with no staging copy.
+		queued = e.appendLane(ctx, g.lanes[0], items)
+	} else {
+		n := uint64(len(g.lanes))
+		for len(e.staging) < len(g.lanes) {
+			e.staging = append(e.staging, nil)
 		}
-		k := l.ring.push(ctx, staging[i])
-		l.appended.Add(int64(k))
-		if e.disk == nil {
-			// With a disk buffer queue_length counts the frames not yet
-			// acknowledged instead (durable.go).
-			e.metrics.queueLength.Add(float64(k))
+		staging := e.staging[:n]
+		for i := range staging {
+			staging[i] = staging[i][:0]
 		}
-		queued += k
-		clear(staging[i]) // drop label references for the GC
+		for i := range items {
+			k := items[i].Hash % n
+			staging[k] = append(staging[k], items[i])
+		}
+		for i, l := range g.lanes {
+			if len(staging[i]) == 0 {
+				continue
+			}
+			queued += e.appendLane(ctx, l, staging[i])
+			clear(staging[i]) // drop label references for the GC
+		}
 	}
 	e.load.in.Add(int64(queued))
 	if queued > 0 {
 		storeMax(&e.load.highestIn, newest)
 	}
 	return queued
+}
+
+// appendLane pushes items onto one lane's ring and counts them; it returns
+// how many it pushed.
+func (e *Endpoint) appendLane(ctx context.Context, l *lane, items []Item) int {
+	k := l.ring.push(ctx, items)
+	l.appended.Add(int64(k))
+	if e.disk == nil {
+		// With a disk buffer queue_length counts the frames not yet
+		// acknowledged instead (durable.go).
+		e.metrics.queueLength.Add(float64(k))
+	}
+	return k
 }
 
 // Flush tells the endpoint that the producer has handed over a whole

@@ -43,10 +43,10 @@ func signal(c chan struct{}) {
 	}
 }
 
-// push appends samples in order, blocking while the ring is full. It returns
-// how many were appended: fewer than len(s) only when ctx ended or the ring
-// was closed.
-func (r *ring) push(ctx context.Context, s []encode.Sample) int {
+// push appends the items' samples in order, blocking while the ring is
+// full. It returns how many were appended: fewer than len(s) only when ctx
+// ended or the ring was closed.
+func (r *ring) push(ctx context.Context, s []Item) int {
 	done := 0
 	for done < len(s) {
 		r.mu.Lock()
@@ -54,10 +54,20 @@ func (r *ring) push(ctx context.Context, s []encode.Sample) int {
 			r.mu.Unlock()
 			return done
 		}
-		free := len(r.buf) - r.n
-		k := min(free, len(s)-done)
-		for i := 0; i < k; i++ {
-			r.buf[(r.head+r.n+i)%len(r.buf)] = s[done+i]
+		k := min(len(r.buf)-r.n, len(s)-done)
+		// The free space is at most two runs: from the tail to the end
+		// of buf, then from its start.
+		tail := r.head + r.n
+		if tail >= len(r.buf) {
+			tail -= len(r.buf)
+		}
+		first := r.buf[tail:min(tail+k, len(r.buf))]
+		for i := range first {
+			first[i] = s[done+i].Sample
+		}
+		second, from := r.buf[:k-len(first)], s[done+len(first):done+k]
+		for i := range second {
+			second[i] = from[i].Sample
 		}
 		r.n += k
 		r.mu.Unlock()
@@ -79,12 +89,16 @@ func (r *ring) push(ctx context.Context, s []encode.Sample) int {
 func (r *ring) take(dst []encode.Sample, max int) []encode.Sample {
 	r.mu.Lock()
 	k := min(max, r.n)
-	for i := 0; i < k; i++ {
-		j := (r.head + i) % len(r.buf)
-		dst = append(dst, r.buf[j])
-		r.buf[j] = encode.Sample{} // release the labels for the GC
+	// The samples taken are at most two runs, as in push; their slots are
+	// cleared to release the labels for the GC.
+	first := r.buf[r.head:min(r.head+k, len(r.buf))]
+	second := r.buf[:k-len(first)]
+	dst = append(append(dst, first...), second...)
+	clear(first)
+	clear(second)
+	if r.head += k; r.head >= len(r.buf) {
+		r.head -= len(r.buf)
 	}
-	r.head = (r.head + k) % len(r.buf)
 	r.n -= k
 	r.mu.Unlock()
 	if k > 0 {
