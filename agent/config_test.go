@@ -45,7 +45,7 @@ func TestExampleConfig(t *testing.T) {
 		Capacity:          10000,
 		MinShards:         1,
 		MaxShards:         50,
-		MaxSamplesPerSend: 2000,
+		MaxSamplesPerSend: 10000,
 		BatchSendDeadline: 5 * time.Second,
 		MinBackoff:        30 * time.Millisecond,
 		MaxBackoff:        5 * time.Second,
