@@ -111,11 +111,11 @@ func TestReshardingGrowsUnderLoad(t *testing.T) {
 func BenchmarkAppend(b *testing.B) {
 	for _, disk := range []bool{false, true} {
 		for _, shards := range []int{1, 4} {
-			name := fmt.Sprintf("memory/shards=%d", shards)
+			kind := "memory"
 			if disk {
-				name = fmt.Sprintf("disk/shards=%d", shards)
+				kind = "disk"
 			}
-			b.Run(name, func(b *testing.B) { benchmarkAppend(b, disk, shards) })
+			b.Run(fmt.Sprintf("%s/shards=%d", kind, shards), func(b *testing.B) { benchmarkAppend(b, disk, shards) })
 		}
 	}
 }

@@ -61,14 +61,8 @@ func (r *ring) push(ctx context.Context, s []Item) int {
 		if tail >= len(r.buf) {
 			tail -= len(r.buf)
 		}
-		first := r.buf[tail:min(tail+k, len(r.buf))]
-		for i := range first {
-			first[i] = s[done+i].Sample
-		}
-		second, from := r.buf[:k-len(first)], s[done+len(first):done+k]
-		for i := range second {
-			second[i] = from[i].Sample
-		}
+		first := putSamples(r.buf[tail:min(tail+k, len(r.buf))], s[done:])
+		putSamples(r.buf[:k-first], s[done+first:])
 		r.n += k
 		r.mu.Unlock()
 		if k > 0 {
@@ -83,6 +77,15 @@ func (r *ring) push(ctx context.Context, s []Item) int {
 		}
 	}
 	return done
+}
+
+// putSamples fills dst with the samples of src's first items and returns
+// how many it wrote, len(dst); src holds at least that many.
+func putSamples(dst []encode.Sample, src []Item) int {
+	for i := range dst {
+		dst[i] = src[i].Sample
+	}
+	return len(dst)
 }
 
 // take appends up to max samples from the head to dst.
