@@ -2,8 +2,7 @@ package encode
 
 import (
 	"bytes"
-
-	"github.com/cespare/xxhash/v2"
+	"hash/maphash"
 )
 
 // Compactor copies a rendered set out of its scratch space with the labels
@@ -20,8 +19,12 @@ type Compactor struct {
 	// have theirs interned already.
 	Intern bool
 
-	// index maps a label element's hash to its entry in elems.
-	index map[uint64]int32
+	// slots index elems by each label element's hash (maphash, with the
+	// process's elemSeed: it only finds repeats within one set, so it need
+	// not be stable): an open-addressing table, a power of two long and at
+	// most half full (a Go map and xxhash were a third of
+	// BenchmarkRenderPod's profile).
+	slots []compactSlot
 	// elems are the distinct label elements of the set being compacted.
 	elems []compactElem
 	// occ is, in walk order, the entry in elems of each literal element
@@ -45,16 +48,32 @@ type compactElem struct {
 	// dist is its distance from the end of the compacted buffer, 0 when it
 	// is not shared.
 	dist uint32
+	// h is its hash, and slot its place in the table.
+	h    uint64
+	slot uint32
 }
+
+// compactSlot is one place in the Compactor's table: a hash, and the index
+// in elems of the element holding it, plus one (0: empty).
+type compactSlot struct {
+	h   uint64
+	idx int32
+}
+
+// compactSlotsMin is the table's length to start with.
+const compactSlotsMin = 256
+
+// elemSeed seeds the Compactor's element hashes.
+var elemSeed = maphash.MakeSeed()
 
 // compactMin is the shortest label element worth a reference: a reference
 // takes 2 or 3 bytes.
 const compactMin = 6
 
-// compactIndexKeep is the size past which the index is made anew rather
-// than cleared: clearing a map walks all its buckets, so one huge object
-// would otherwise slow every small one after it.
-const compactIndexKeep = 4096
+// compactSlotsKeep is the table's length past which it is made anew rather
+// than kept: one huge object would otherwise leave every small one after it
+// a table it does not need.
+const compactSlotsKeep = 8192
 
 // Compact returns a copy of src, exactly sized as Clone's, whose repeated
 // labels are shared. The series, their order, hashes, values, timestamps and
@@ -73,11 +92,7 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 	if len(src.Refs) < 2 {
 		return src.Clone()
 	}
-	if c.index == nil || len(c.index) > compactIndexKeep {
-		c.index = make(map[uint64]int32)
-	} else {
-		clear(c.index)
-	}
+	c.resetSlots()
 	c.elems, c.occ = c.elems[:0], c.occ[:0]
 	table := internedElems()
 
@@ -92,13 +107,11 @@ func (c *Compactor) Compact(src *SeriesSet) SeriesSet {
 			}
 			if literal && l >= compactMin { // a reference (interned) is kept as it is
 				e := b[pos : pos+l]
-				h := xxhash.Sum64(e)
-				idx, ok := c.index[h]
+				h := maphash.Bytes(elemSeed, e)
+				slot, idx := c.find(h)
 				switch {
-				case !ok:
-					idx = int32(len(c.elems))
-					c.index[h] = idx
-					c.elems = append(c.elems, compactElem{off: base + uint32(pos), n: uint32(l), count: 1})
+				case idx < 0:
+					idx = c.insert(slot, h, compactElem{off: base + uint32(pos), n: uint32(l), count: 1})
 				case bytes.Equal(c.elemBytes(src, idx), e):
 					c.elems[idx].count++
 				default:
@@ -193,6 +206,52 @@ func (c *Compactor) internLabels(src *SeriesSet) (set *SeriesSet, ok bool) {
 	}
 	out.Timestamps = src.Timestamps
 	return out, true
+}
+
+// resetSlots empties the table of the elements the last Compact put in it
+// (or makes it anew), without walking all of it.
+func (c *Compactor) resetSlots() {
+	if len(c.slots) == 0 || len(c.slots) > compactSlotsKeep {
+		c.slots = make([]compactSlot, compactSlotsMin)
+		return
+	}
+	for _, e := range c.elems {
+		c.slots[e.slot] = compactSlot{}
+	}
+}
+
+// find returns the slot holding hash h and its element's index in elems, or
+// the empty slot where h goes and -1.
+func (c *Compactor) find(h uint64) (slot uint32, idx int32) {
+	mask := uint64(len(c.slots) - 1)
+	for p := h & mask; ; p = (p + 1) & mask {
+		s := c.slots[p]
+		if s.idx == 0 {
+			return uint32(p), -1
+		}
+		if s.h == h {
+			return uint32(p), s.idx - 1
+		}
+	}
+}
+
+// insert adds e, whose hash h the table does not hold, at the empty slot
+// find returned, and returns its index in elems. It doubles the table when
+// it is half full.
+func (c *Compactor) insert(slot uint32, h uint64, e compactElem) int32 {
+	idx := int32(len(c.elems))
+	e.h, e.slot = h, slot
+	c.elems = append(c.elems, e)
+	c.slots[slot] = compactSlot{h: h, idx: idx + 1}
+	if 2*len(c.elems) >= len(c.slots) {
+		c.slots = make([]compactSlot, 2*len(c.slots))
+		for i := range c.elems {
+			s, _ := c.find(c.elems[i].h)
+			c.elems[i].slot = s
+			c.slots[s] = compactSlot{h: c.elems[i].h, idx: int32(i) + 1}
+		}
+	}
+	return idx
 }
 
 // elemBytes returns the bytes of entry idx in src's buffer.

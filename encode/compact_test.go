@@ -350,3 +350,38 @@ func TestAppendWriteRequestAtEveryRoomLeft(t *testing.T) {
 		}
 	}
 }
+
+// One Compactor compacts a set with more distinct shared labels than its
+// table starts with (so the table doubles, several times, and is then
+// made anew), and the small sets before and after it, each as a fresh
+// Compactor would: the table's leftovers never make a label shared that a
+// set does not repeat, nor miss one it does.
+func TestCompactTableAcrossSets(t *testing.T) {
+	big := &SeriesSet{}
+	var b LabelsBuilder
+	for i := range 3 * compactSlotsKeep {
+		for k := range 2 { // each label on two series: worth sharing
+			b.Reset()
+			b.Add(MetricName, "kube_big")
+			b.Add("key", fmt.Sprintf("value-number-%d", i))
+			b.Add("k", strconv.Itoa(k))
+			b.AppendTo(big, 1)
+		}
+	}
+	reused := &Compactor{}
+	for _, src := range []*SeriesSet{
+		podLikeSet(t, "before-1", false), big, podLikeSet(t, "after-1", true),
+		podLikeSet(t, "after-2", false), big, podLikeSet(t, "after-3", false),
+	} {
+		got := reused.Compact(src)
+		fresh := (&Compactor{}).Compact(src)
+		require.Equal(t, fresh.Buf, got.Buf)
+		require.Equal(t, fresh.Refs, got.Refs)
+		require.Equal(t, fresh.Shared, got.Shared)
+		require.NotZero(t, got.Shared)
+		for i := range src.Refs {
+			require.Equal(t, AppendLabels(nil, src.Labels(i)), AppendLabels(nil, got.Labels(i)), "series %d", i)
+		}
+	}
+	require.LessOrEqual(t, len(reused.slots), compactSlotsMin, "the big set's table is not kept")
+}
