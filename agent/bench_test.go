@@ -24,7 +24,7 @@ import (
 )
 
 // benchBatch is the queue's default max_samples_per_send.
-const benchBatch = 2000
+var benchBatch = queue.DefaultQueueConfig.MaxSamplesPerSend
 
 // encodingAppender encodes and compresses what it is given in batches,
 // into reused buffers, as a queue shard does before sending.

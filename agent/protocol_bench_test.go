@@ -129,10 +129,10 @@ func benchClusterSamples(tb testing.TB, pods, nodes int) []encode.Sample {
 }
 
 // BenchmarkProtocolEncode encodes one snapshot of the 10k-pod cluster as
-// Remote-Write 1.0 and 2.0 requests of max_samples_per_send (2,000) samples
-// each, as one shard does, and reports per sample the bytes before snappy
-// (raw-B/sample), after it (snappy-B/sample) and the encoding time. 1.0
-// carries no metadata (it goes in requests of its own, once a minute);
+// Remote-Write 1.0 and 2.0 requests of max_samples_per_send (benchBatch)
+// samples each, as one shard does, and reports per sample the bytes before
+// snappy (raw-B/sample), after it (snappy-B/sample) and the encoding time.
+// 1.0 carries no metadata (it goes in requests of its own, once a minute);
 // 2.0 carries type and HELP in every series.
 func BenchmarkProtocolEncode(b *testing.B) {
 	samples := benchClusterSamples(b, 10_000, 1_000)
@@ -214,7 +214,7 @@ func chunks[T any](s []T, n int) func(yield func([]T) bool) {
 // reports are of complete requests: every series comes back with its labels
 // and sample, and in 2.0 with its family's type and HELP.
 func TestProtocolEncodeRoundTrip(t *testing.T) {
-	samples := benchClusterSamples(t, 200, 20)
+	samples := benchClusterSamples(t, 400, 40)
 	require.Greater(t, len(samples), 2*benchBatch)
 	md := benchMetadata(t, "pods", "nodes", "deployments", "replicasets")
 	// The last batch holds deployments and replica sets, the first pods.
