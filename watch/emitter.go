@@ -28,7 +28,40 @@ type Emitter struct {
 	// enums caches the interned refs of enumeration labels (enumLabels),
 	// so that rendering looks them up without the table's lock.
 	enums map[encode.Label]uint32
+	// fams keeps, by the family's place in its resource's list, what
+	// begin and shaped would otherwise look up again for every family of
+	// every object (the interned name under the table's lock, the layout
+	// in a sync.Map): fam is the family being rendered's, nil outside a
+	// resource's render function (startFamily).
+	fams []familyCache
+	fam  *familyCache
 }
+
+// familyCache is what an Emitter keeps of one family between objects.
+type familyCache struct {
+	name string
+	// ref is the interned __name__ label, valid when interned is set.
+	ref      uint32
+	interned bool
+	// layout is the family's text layout, once learnt.
+	layout *encode.Layout
+}
+
+// startFamily says the series that follow are family i of the resource's
+// list, named name, with identN identity labels (Family.IdentityLabels).
+func (e *Emitter) startFamily(i int, name string, identN int) {
+	if i >= len(e.fams) {
+		e.fams = append(e.fams, make([]familyCache, i+1-len(e.fams))...)
+	}
+	if e.fams[i].name != name {
+		e.fams[i] = familyCache{name: name}
+	}
+	e.fam = &e.fams[i]
+	e.name, e.identN = name, identN
+}
+
+// endFamilies ends a resource's render function.
+func (e *Emitter) endFamilies() { e.fam, e.identN = nil, 0 }
 
 // enumLabels are the label names whose values come from a small vocabulary
 // (Kubernetes' enumerations and the families' own): the same few values on
@@ -101,7 +134,13 @@ func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 // emitted (encode.SeriesSet.AppendTrailer).
 func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
 	n := e.identCount()
-	if e.layout == nil || e.layoutOf != e.name {
+	switch f := e.fam; {
+	case f != nil:
+		if f.layout == nil {
+			f.layout = layoutFor(e.name, e.ident, n, kv, generated)
+		}
+		e.layout, e.layoutOf = f.layout, e.name
+	case e.layout == nil || e.layoutOf != e.name:
 		e.layout, e.layoutOf = layoutFor(e.name, e.ident, n, kv, generated), e.name
 	}
 	if fits(e.layout, e.ident, n, kv, generated) && !encode.NeedsTrailer(keys, values) {
@@ -130,7 +169,13 @@ func (e *Emitter) identCount() int {
 
 func (e *Emitter) begin() {
 	e.b.Reset()
-	if e.nameOf != e.name || e.name == "" {
+	switch f := e.fam; {
+	case f != nil:
+		if !f.interned {
+			f.ref, f.interned = encode.Intern(encode.MetricName, e.name), true
+		}
+		e.nameRef, e.nameOf = f.ref, e.name
+	case e.nameOf != e.name || e.name == "":
 		e.nameRef, e.nameOf = encode.Intern(encode.MetricName, e.name), e.name
 	}
 	e.b.AddInterned(encode.MetricName, e.name, e.nameRef)

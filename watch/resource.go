@@ -101,10 +101,10 @@ func newResource[T metav1.Object](
 				}
 				identity(o, e)
 				for i := range fs {
-					e.name, e.identN = fs[i].Name, fs[i].IdentityLabels
+					e.startFamily(i, fs[i].Name, fs[i].IdentityLabels)
 					fs[i].Generate(o, e)
 				}
-				e.identN = 0
+				e.endFamilies()
 				return o.GetUID(), nil
 			}
 		},
@@ -182,6 +182,7 @@ func (r *Renderer) Render(obj any) (uid types.UID, set encode.SeriesSet, err err
 			err = fmt.Errorf("rendering %s %s: panic: %v\n%s", r.resource, objectName(obj), p, debug.Stack())
 		}
 		r.e.out = nil
+		r.e.endFamilies()
 	}()
 	uid, err = r.render(obj, &r.e)
 	if err != nil {
