@@ -12,27 +12,20 @@ type Emitter struct {
 	b encode.LabelsBuilder
 	// out receives the rendered series.
 	out *encode.SeriesSet
-	// name is the family being rendered, and nameRef its interned
-	// __name__ label (encode.Intern), valid while nameOf == name.
-	name    string
-	nameRef uint32
-	nameOf  string
+	// name is the family being rendered (startFamily).
+	name string
 	// ident holds the object's identity labels as name, value pairs.
 	ident []string
 	// identN, when positive, is how many identity labels the family being
 	// rendered carries (Family.IdentityLabels).
 	identN int
-	// layout is the text layout learnt for family layoutOf (layout.go).
-	layout   *encode.Layout
-	layoutOf string
 	// enums caches the interned refs of enumeration labels (enumLabels),
 	// so that rendering looks them up without the table's lock.
 	enums map[encode.Label]uint32
 	// fams keeps, by the family's place in its resource's list, what
 	// begin and shaped would otherwise look up again for every family of
 	// every object (the interned name under the table's lock, the layout
-	// in a sync.Map): fam is the family being rendered's, nil outside a
-	// resource's render function (startFamily).
+	// in a sync.Map): fam is the family being rendered's (startFamily).
 	fams []familyCache
 	fam  *familyCache
 }
@@ -134,16 +127,11 @@ func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 // emitted (encode.SeriesSet.AppendTrailer).
 func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
 	n := e.identCount()
-	switch f := e.fam; {
-	case f != nil:
-		if f.layout == nil {
-			f.layout = layoutFor(e.name, e.ident, n, kv, generated)
-		}
-		e.layout, e.layoutOf = f.layout, e.name
-	case e.layout == nil || e.layoutOf != e.name:
-		e.layout, e.layoutOf = layoutFor(e.name, e.ident, n, kv, generated), e.name
+	f := e.fam
+	if f.layout == nil {
+		f.layout = layoutFor(e.name, e.ident, n, kv, generated)
 	}
-	if fits(e.layout, e.ident, n, kv, generated) && !encode.NeedsTrailer(keys, values) {
+	if fits(f.layout, e.ident, n, kv, generated) && !encode.NeedsTrailer(keys, values) {
 		return
 	}
 	for i := 0; i+1 < n; i += 2 {
@@ -169,16 +157,11 @@ func (e *Emitter) identCount() int {
 
 func (e *Emitter) begin() {
 	e.b.Reset()
-	switch f := e.fam; {
-	case f != nil:
-		if !f.interned {
-			f.ref, f.interned = encode.Intern(encode.MetricName, e.name), true
-		}
-		e.nameRef, e.nameOf = f.ref, e.name
-	case e.nameOf != e.name || e.name == "":
-		e.nameRef, e.nameOf = encode.Intern(encode.MetricName, e.name), e.name
+	f := e.fam
+	if !f.interned {
+		f.ref, f.interned = encode.Intern(encode.MetricName, e.name), true
 	}
-	e.b.AddInterned(encode.MetricName, e.name, e.nameRef)
+	e.b.AddInterned(encode.MetricName, e.name, f.ref)
 	n := e.identCount()
 	for i := 0; i+1 < n; i += 2 {
 		e.b.Add(e.ident[i], e.ident[i+1])

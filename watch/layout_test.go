@@ -22,7 +22,8 @@ func text(set *encode.SeriesSet) []string {
 
 func TestLayoutIsTheFirstSeriesAndOthersCarryTheirOwn(t *testing.T) {
 	set := &encode.SeriesSet{}
-	e := &Emitter{out: set, name: "test_layout_job_status_failed"}
+	e := &Emitter{out: set}
+	e.startFamily(0, "test_layout_job_status_failed", 0)
 	e.Identity("namespace", "ns", "job_name", "j1")
 	e.Emit(0)
 	e.Emit(1, "reason", "BackoffLimitExceeded")
@@ -44,7 +45,8 @@ func TestLayoutIsTheFirstSeriesAndOthersCarryTheirOwn(t *testing.T) {
 
 func TestLayoutKeepsEmptyLabelsInOrder(t *testing.T) {
 	set := &encode.SeriesSet{}
-	e := &Emitter{out: set, name: "test_layout_owner"}
+	e := &Emitter{out: set}
+	e.startFamily(0, "test_layout_owner", 0)
 	e.Identity("namespace", "ns", "pod", "p")
 	e.Emit(1, "owner_kind", "", "owner_name", "", "owner_is_controller", "")
 	e.Emit(1, "owner_kind", "ReplicaSet", "owner_name", "rs", "owner_is_controller", "true")
@@ -62,7 +64,8 @@ func TestLayoutKeepsEmptyLabelsInOrder(t *testing.T) {
 
 func TestLayoutGeneratedLabels(t *testing.T) {
 	set := &encode.SeriesSet{}
-	e := &Emitter{out: set, name: "test_layout_node_labels"}
+	e := &Emitter{out: set}
+	e.startFamily(0, "test_layout_node_labels", 0)
 	e.Identity("node", "n1")
 	// Sorted, none empty: the encoded labels give them back.
 	e.EmitKV(1, []string{"label_a", "label_b"}, []string{"1", "2"})
@@ -82,7 +85,8 @@ func TestLayoutGeneratedLabels(t *testing.T) {
 
 func BenchmarkEmitWithLayout(b *testing.B) {
 	set := &encode.SeriesSet{}
-	e := &Emitter{out: set, name: "bench_layout_container_resource_requests"}
+	e := &Emitter{out: set}
+	e.startFamily(0, "bench_layout_container_resource_requests", 0)
 	e.Identity("namespace", "default", "pod", "web-7d4b9c8f6d-x2k9p", "uid", "3f1c2b9e-8a4d-4e1f-9b2c-7d6e5f4a3b2c")
 	b.ReportAllocs()
 	for b.Loop() {
