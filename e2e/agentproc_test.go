@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,7 +61,10 @@ func startAgentProcess(t *testing.T, bin, cfgText string) *agentProcess {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
-	t.Cleanup(func() { p.kill() })
+	t.Cleanup(func() {
+		p.kill()
+		p.keepLog(t)
+	})
 	eventually(t, 30*time.Second, "the agent's /readyz", func() error {
 		if p.exited() {
 			t.Fatalf("the agent exited (%v):\n%s", p.err, p.out)
@@ -68,6 +72,26 @@ func startAgentProcess(t *testing.T, bin, cfgText string) *agentProcess {
 		return httpStatus(p.base+"/readyz", http.StatusOK)
 	})
 	return p
+}
+
+// keepLog writes the agent's whole output, when the test failed, beside the
+// logs run keeps for a failed run (env.dir), and says where.
+func (p *agentProcess) keepLog(t *testing.T) {
+	t.Helper()
+	if !t.Failed() || env.dir == "" {
+		return
+	}
+	// A test may run several agents: each gets a file of its own.
+	f, err := os.CreateTemp(env.dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+"-agent-*.log")
+	if err == nil {
+		_, err = f.WriteString(p.out.String())
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Logf("keeping the agent's log: %v", err)
+		return
+	}
+	t.Logf("the agent's log: %s", f.Name())
 }
 
 // writeConfig replaces the configuration file (listenPlaceholder replaced
