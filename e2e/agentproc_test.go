@@ -75,7 +75,8 @@ func startAgentProcess(t *testing.T, bin, cfgText string) *agentProcess {
 }
 
 // keepLog writes the agent's whole output, when the test failed, beside the
-// logs run keeps for a failed run (env.dir), and says where.
+// logs run keeps for a failed run (env.dir), and says where; the last
+// keptLogLines lines go into the test's output too.
 func (p *agentProcess) keepLog(t *testing.T) {
 	t.Helper()
 	if !t.Failed() || env.dir == "" {
@@ -91,8 +92,14 @@ func (p *agentProcess) keepLog(t *testing.T) {
 		t.Logf("keeping the agent's log: %v", err)
 		return
 	}
-	t.Logf("the agent's log: %s", f.Name())
+	// CI may show only the test's output: the end of the log goes there.
+	lines := strings.Split(strings.TrimRight(p.out.String(), "\n"), "\n")
+	t.Logf("the agent's log: %s; its last lines:\n%s", f.Name(), strings.Join(lines[max(0, len(lines)-keptLogLines):], "\n"))
 }
+
+// keptLogLines is how many of a failed test's agent's last log lines go
+// into the test's output.
+const keptLogLines = 40
 
 // writeConfig replaces the configuration file (listenPlaceholder replaced
 // by the agent's address).
