@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -350,9 +353,11 @@ func (s *seriesMap) snapshot(f *encode.Frame, hold bool) int {
 		}
 		return s.count
 	}
+	start := len(f.Objects)
 	for uid, set := range s.objects {
 		f.Objects = append(f.Objects, encode.Object{Key: objectKey(uid), Set: set})
 	}
+	sortByAddress(f.Objects[start:])
 	for h, e := range s.stale {
 		f.Stale = append(f.Stale, encode.Stale{Hash: h, Labels: e.labels})
 	}
@@ -374,4 +379,16 @@ func objectKey(uid types.UID) uint64 {
 		h *= prime64
 	}
 	return h
+}
+
+// sortByAddress orders objects by where their sets' label bytes lie in
+// memory. A map hands its objects out in a random order, so the send path
+// (expander, encoder) would otherwise jump across the heap from one set to
+// the next; in address order its reads move mostly forward, and the sets
+// stay in the same order from one snapshot to the next. The heap does not
+// move, so an address is a stable key while its set lives.
+func sortByAddress(objs []encode.Object) {
+	slices.SortFunc(objs, func(a, b encode.Object) int {
+		return cmp.Compare(uintptr(unsafe.Pointer(unsafe.SliceData(a.Set.Buf))), uintptr(unsafe.Pointer(unsafe.SliceData(b.Set.Buf))))
+	})
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -657,4 +659,38 @@ func TestSeriesMapSharding(t *testing.T) {
 	pods.owns = nil
 	require.NoError(t, pods.Add(c))
 	require.Equal(t, rendered(t, "pods", b, c), h.snapshot().live)
+}
+
+// TestSeriesMapSnapshotInAddressOrder checks that a map hands its objects
+// to the frame in the order of their label bytes in memory, and in the same
+// order at every snapshot while they are unchanged, rather than in the map's
+// random order: the send path then reads the heap mostly forward
+// (docs/performance.md, "Then: the snapshot in address order").
+func TestSeriesMapSnapshotInAddressOrder(t *testing.T) {
+	h := newHarness(t)
+	pods := h.addResource("pods")
+	nodes := h.addResource("nodes")
+	for i := range 64 {
+		require.NoError(t, pods.Add(testPod("shop", fmt.Sprintf("p%d", i), fmt.Sprintf("uid-p%d", i))))
+		require.NoError(t, nodes.Add(testNode(fmt.Sprintf("n%d", i), fmt.Sprintf("uid-n%d", i), "6.1")))
+	}
+	addr := func(o encode.Object) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(o.Set.Buf))) }
+	var prev []encode.Object
+	for range 3 {
+		var f encode.Frame
+		f.Timestamp = h.now.UnixMilli()
+		require.Equal(t, pods.count, pods.snapshot(&f, false))
+		require.Len(t, f.Objects, 64)
+		split := len(f.Objects)
+		nodes.snapshot(&f, false)
+		require.Len(t, f.Objects, 128, "each map's objects follow the one's before")
+		for _, part := range [][]encode.Object{f.Objects[:split], f.Objects[split:]} {
+			require.True(t, slices.IsSortedFunc(part, func(a, b encode.Object) int { return cmp.Compare(addr(a), addr(b)) }),
+				"a map's objects in the address order of their label bytes")
+		}
+		if prev != nil {
+			require.Equal(t, prev, f.Objects, "the same order at every snapshot")
+		}
+		prev = slices.Clone(f.Objects)
+	}
 }
