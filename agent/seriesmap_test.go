@@ -665,7 +665,8 @@ func TestSeriesMapSharding(t *testing.T) {
 // to the frame in the order of their label bytes in memory, and in the same
 // order at every snapshot while they are unchanged, rather than in the map's
 // random order: the send path then reads the heap mostly forward
-// (docs/performance.md, "Then: the snapshot in address order").
+// (docs/performance.md, "What a snapshot costs on the AMD machine, and the
+// snapshot in address order").
 func TestSeriesMapSnapshotInAddressOrder(t *testing.T) {
 	h := newHarness(t)
 	pods := h.addResource("pods")
@@ -683,7 +684,7 @@ func TestSeriesMapSnapshotInAddressOrder(t *testing.T) {
 		require.Len(t, f.Objects, 64)
 		split := len(f.Objects)
 		nodes.snapshot(&f, false)
-		require.Len(t, f.Objects, 128, "each map's objects follow the one's before")
+		require.Len(t, f.Objects, 128, "each map's objects follow those of the map before")
 		for _, part := range [][]encode.Object{f.Objects[:split], f.Objects[split:]} {
 			require.True(t, slices.IsSortedFunc(part, func(a, b encode.Object) int { return cmp.Compare(addr(a), addr(b)) }),
 				"a map's objects in the address order of their label bytes")
