@@ -57,15 +57,42 @@ func rowOf(t *testing.T, rows []row, prefix string) row {
 	return row{}
 }
 
+// TestRowsIssue14Targets checks the targets against the pair at their
+// edges: CPU 0.07 and peak RSS 0.1 of the pair's are met, a little more is
+// not, and a ratio under 0.1 shows a third digit, so that 0.074 does not
+// read as 0.07 beside a target it misses.
+func TestRowsIssue14Targets(t *testing.T) {
+	for _, tc := range []struct {
+		cpu, peak              float64 // kube-state-push's, against the pair's 100 s and 1000 MiB
+		ratio, cpuMet, peakMet string
+	}{
+		{cpu: 7, peak: 100, ratio: "0.070", cpuMet: "yes", peakMet: "yes"},
+		{cpu: 7.4, peak: 101, ratio: "0.074", cpuMet: "**no**", peakMet: "**no**"},
+		{cpu: 6.5, peak: 90, ratio: "0.065", cpuMet: "yes", peakMet: "yes"},
+	} {
+		rep := sampleReport()
+		rep.agent.cpuWindow, rep.agent.peak = tc.cpu, uint64(tc.peak)<<20
+		rep.ksm.cpuWindow, rep.ksm.peak = 100, 1000<<20
+		rows := rep.rows()
+		cpu := rowOf(t, rows, "CPU seconds in the window")
+		require.Equal(t, []string{tc.ratio, "≤ 0.07", tc.cpuMet}, []string{cpu.ratio, cpu.target, cpu.met}, "CPU %v s against 100 s", tc.cpu)
+		peak := rowOf(t, rows, "peak RSS")
+		require.Equal(t, []string{"≤ 0.1", tc.peakMet}, []string{peak.target, peak.met}, "peak %v MiB against 1000 MiB", tc.peak)
+	}
+	require.Equal(t, "0.10", ratioOf(4, 40), "what rounds to 0.10 keeps two digits")
+	require.Equal(t, "0.25", ratioOf(1, 4))
+}
+
 func TestRows(t *testing.T) {
 	rep := sampleReport()
 	rows := rep.rows()
 
 	cpu := rowOf(t, rows, "CPU seconds in the window")
-	require.Equal(t, row{metric: cpu.metric, a: "4.0 s", b: "40.0 s", ratio: "0.10", target: "≤ 0.20", met: "yes"}, cpu)
+	require.Equal(t, row{metric: cpu.metric, a: "4.0 s", b: "40.0 s", ratio: "0.10", target: "≤ 0.07", met: "**no**"}, cpu)
 	peak := rowOf(t, rows, "peak RSS")
 	require.Equal(t, "0.25", peak.ratio)
-	require.Equal(t, "yes", peak.met)
+	require.Equal(t, "≤ 0.1", peak.target)
+	require.Equal(t, "**no**", peak.met)
 	start := rowOf(t, rows, "start-up peak RSS")
 	require.Equal(t, "yes", start.met, "90 MiB ≤ 1.5 × 80 MiB")
 	require.Contains(t, start.target, "120.0 MiB")
@@ -142,7 +169,7 @@ func TestRender(t *testing.T) {
 		"100 pods",
 		"Order: kube-state-push, then KSM + Prometheus agent.",
 		"| metric | kube-state-push | KSM + Prometheus agent | ratio | target | met? |\n| --- | --- | --- | --- | --- | --- |\n",
-		"| CPU seconds in the window | 4.0 s | 40.0 s | 0.10 | ≤ 0.20 | yes |",
+		"| CPU seconds in the window | 4.0 s | 40.0 s | 0.10 | ≤ 0.07 | **no** |",
 		"| kube-state-metrics | 15.0 s | 0.0 s | 200.0 MiB |",
 		"| prometheus-agent | 25.0 s |",
 		"Churn reached in the window: kube-state-push 10.0 updates/s (0 failed); KSM + Prometheus agent 0.0 updates/s (0 failed).",
