@@ -111,6 +111,7 @@ func TestRows(t *testing.T) {
 	require.Equal(t, []string{"4.0 s", "15.0 s", "0.27", "yes"}, []string{alone.a, alone.b, alone.ratio, alone.met})
 	alonePeak := rowOf(t, rows, "vs kube-state-metrics alone: peak RSS")
 	require.Equal(t, []string{"100.0 MiB", "200.0 MiB", "0.50", "yes"}, []string{alonePeak.a, alonePeak.b, alonePeak.ratio, alonePeak.met})
+	require.Equal(t, []string{"≤ 0.5", "≤ 0.5"}, []string{alone.target, alonePeak.target})
 	require.Equal(t, "10.0 % (0.40 bytes a sample)", rowOf(t, rows, "job and instance labels").b)
 	require.Equal(t, "0.0 % (0.00 bytes a sample)", rowOf(t, rows, "job and instance labels").a)
 	require.Equal(t, "2 / 1", rowOf(t, rows, "lag markers").b)
