@@ -245,6 +245,12 @@ func benchSnapshotter(tb testing.TB, pods, nodes int, e appender) *snapshotter {
 
 // BenchmarkSnapshot10kPods is one snapshot tick of 10,000 pods and 1,000
 // nodes, encoded and compressed as the queue would.
+// reportNsPerSample reports the benchmark's time per op over samples as
+// ns/sample.
+func reportNsPerSample(b *testing.B, samples int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
+}
+
 func BenchmarkSnapshot10kPods(b *testing.B) {
 	enc := newEncodingAppender()
 	s := benchSnapshotter(b, 10_000, 1_000, enc)
@@ -258,7 +264,7 @@ func BenchmarkSnapshot10kPods(b *testing.B) {
 		s.tick(ts)
 		enc.send()
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
+	reportNsPerSample(b, samples)
 	b.ReportMetric(float64(samples), "samples/op")
 	b.ReportMetric(float64(enc.bytes)/float64(b.N), "compressed-bytes/op")
 }
@@ -273,7 +279,7 @@ func BenchmarkSnapshotOnly(b *testing.B) {
 	for b.Loop() {
 		s.tick(ts)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
+	reportNsPerSample(b, samples)
 	b.ReportMetric(float64(samples), "samples/op")
 }
 

@@ -403,7 +403,7 @@ func BenchmarkSnapshotRelabel10kPods(b *testing.B) {
 		ts = ts.Add(time.Second)
 		s.tick(ts)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
+	reportNsPerSample(b, samples)
 	b.ReportMetric(float64(samples), "samples/op")
 	b.ReportMetric(float64(len(r.cache)), "cached-series")
 }

@@ -388,7 +388,8 @@ func objectKey(uid types.UID) uint64 {
 // stay in the same order from one snapshot to the next. The heap does not
 // move, so an address is a stable key while its set lives.
 func sortByAddress(objs []encode.Object) {
-	slices.SortFunc(objs, func(a, b encode.Object) int {
-		return cmp.Compare(uintptr(unsafe.Pointer(unsafe.SliceData(a.Set.Buf))), uintptr(unsafe.Pointer(unsafe.SliceData(b.Set.Buf))))
-	})
+	slices.SortFunc(objs, func(a, b encode.Object) int { return cmp.Compare(bufAddress(a), bufAddress(b)) })
 }
+
+// bufAddress is the address of an object's label bytes, sortByAddress's key.
+func bufAddress(o encode.Object) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(o.Set.Buf))) }

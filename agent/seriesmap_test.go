@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -675,7 +674,6 @@ func TestSeriesMapSnapshotInAddressOrder(t *testing.T) {
 		require.NoError(t, pods.Add(testPod("shop", fmt.Sprintf("p%d", i), fmt.Sprintf("uid-p%d", i))))
 		require.NoError(t, nodes.Add(testNode(fmt.Sprintf("n%d", i), fmt.Sprintf("uid-n%d", i), "6.1")))
 	}
-	addr := func(o encode.Object) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(o.Set.Buf))) }
 	var prev []encode.Object
 	for range 3 {
 		var f encode.Frame
@@ -686,7 +684,7 @@ func TestSeriesMapSnapshotInAddressOrder(t *testing.T) {
 		nodes.snapshot(&f, false)
 		require.Len(t, f.Objects, 128, "each map's objects follow those of the map before")
 		for _, part := range [][]encode.Object{f.Objects[:split], f.Objects[split:]} {
-			require.True(t, slices.IsSortedFunc(part, func(a, b encode.Object) int { return cmp.Compare(addr(a), addr(b)) }),
+			require.True(t, slices.IsSortedFunc(part, func(a, b encode.Object) int { return cmp.Compare(bufAddress(a), bufAddress(b)) }),
 				"a map's objects in the address order of their label bytes")
 		}
 		if prev != nil {
