@@ -51,7 +51,7 @@ func TestKubeAPICompression(t *testing.T) {
 					return resp, err
 				})
 			}
-			clients, err := watch.NewClients(rc, "compression-test")
+			clients, err := watch.NewClients(rc, "compression-test", watch.ReadBatching{})
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -51,10 +51,14 @@ func loadRESTConfig(kubeconfig string) (*rest.Config, error) {
 
 // NewClients returns the clients: a clientset that speaks protobuf to the
 // API server, which costs far less to decode than JSON, a metadata-only
-// client, and a dynamic one for custom resources.
-func NewClients(cfg *rest.Config, userAgent string) (Clients, error) {
+// client, and a dynamic one for custom resources, all reading the API
+// server as batching says.
+func NewClients(cfg *rest.Config, userAgent string, batching ReadBatching) (Clients, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = userAgent
+	if d := batching.dialer(); d != nil && cfg.Dial == nil {
+		cfg.Dial = d
+	}
 	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return Clients{}, fmt.Errorf("creating Kubernetes metadata client: %w", err)

@@ -192,7 +192,7 @@ func (s *tableServer) requests() []map[string]string {
 // clients returns the agent's clients (protobuf by default) for the server.
 func (s *tableServer) clients(t *testing.T) Clients {
 	t.Helper()
-	c, err := NewClients(&rest.Config{Host: s.URL}, "test")
+	c, err := NewClients(&rest.Config{Host: s.URL}, "test", ReadBatching{})
 	require.NoError(t, err)
 	return c
 }

@@ -21,7 +21,7 @@ func TestFixturesBatch(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	c, err := cp.Client()
 	require.NoError(t, err)
-	clients, err := watch.NewClients(cp.RESTConfig(), "fixtures-test")
+	clients, err := watch.NewClients(cp.RESTConfig(), "fixtures-test", watch.ReadBatching{})
 	require.NoError(t, err)
 	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesBatch, "batch-a", "batch-b"))
 

@@ -33,7 +33,7 @@ func TestFixturesSecrets(t *testing.T) {
 	// The second namespace must stay out of the first one's reflector.
 	require.NoError(t, testenv.LoadFixtures(ctx, c, testenv.FixturesSecrets, "secrets-a", "secrets-b"))
 
-	clients, err := watch.NewClients(cp.RESTConfig(), "fixtures-secrets-test")
+	clients, err := watch.NewClients(cp.RESTConfig(), "fixtures-secrets-test", watch.ReadBatching{})
 	require.NoError(t, err)
 	r, ok := watch.Lookup("secrets")
 	require.True(t, ok)
