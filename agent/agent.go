@@ -89,9 +89,12 @@ type Agent struct {
 	drainMu   sync.Mutex
 	drainErrs []error
 	forget    []string
-	// snap takes the snapshots; ticker times them.
-	snap   *snapshotter
-	ticker *time.Ticker
+	// snap takes the snapshots; ticker times them, and nextTick (Unix
+	// nanoseconds, 0 before the first) is when it is next due, for the
+	// API server connections' read batching (watch.ReadBatching).
+	snap     *snapshotter
+	ticker   *time.Ticker
+	nextTick atomic.Int64
 	// interval is snapshot_interval (a time.Duration), which the feeds
 	// read from their goroutines.
 	interval atomic.Int64
@@ -148,7 +151,8 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		if a.clients, err = watch.NewClients(rc, "kube-state-push/"+Version); err != nil {
+		batching := watch.ReadBatching{Window: cfg.readBatching(), NextTick: a.nextTickDue}
+		if a.clients, err = watch.NewClients(rc, "kube-state-push/"+Version, batching); err != nil {
 			return nil, err
 		}
 	}
@@ -272,12 +276,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	stopElection := a.elect(ctx)
 
 	a.ticker = time.NewTicker(a.cfg.SnapshotInterval)
+	a.nextTick.Store(time.Now().Add(a.cfg.SnapshotInterval).UnixNano())
 	leaderPoll := a.pollLeadership()
 	for running := true; running; {
 		select {
 		case <-ctx.Done():
 			running = false
 		case t := <-a.ticker.C:
+			a.nextTick.Store(t.Add(a.cfg.SnapshotInterval).UnixNano())
 			n := a.snapshot(t)
 			a.log.Debug("snapshot queued", "samples", n, "took", time.Since(t))
 		case <-leaderPoll:
@@ -363,8 +369,23 @@ func (a *Agent) takeOver() {
 		return
 	}
 	n := a.snapshot(time.Now())
-	a.ticker.Reset(a.cfg.SnapshotInterval)
+	a.resetTicker(a.cfg.SnapshotInterval)
 	a.log.Info("leading: took a snapshot at once", "samples", n)
+}
+
+// resetTicker restarts the ticker with period d from now.
+func (a *Agent) resetTicker(d time.Duration) {
+	a.ticker.Reset(d)
+	a.nextTick.Store(time.Now().Add(d).UnixNano())
+}
+
+// nextTickDue is when the next snapshot is due; zero before the ticker
+// runs. Safe for concurrent use.
+func (a *Agent) nextTickDue() time.Time {
+	if n := a.nextTick.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // shard sets which objects the series maps render, resolving auto-sharding

@@ -58,6 +58,7 @@ type Config struct {
 
 // DefaultConfig holds every default of the top level.
 var DefaultConfig = Config{
+	Watch:            watch.Config{KubeAPIReadBatching: time.Second},
 	SnapshotInterval: 30 * time.Second,
 	ListenAddress:    ":8080",
 	ShutdownTimeout:  30 * time.Second,
@@ -107,6 +108,13 @@ func expandExternalLabels(labels map[string]string) []error {
 	return errs
 }
 
+// readBatching is the API server connections' read batching: at most a
+// tenth of snapshot_interval, so that an interval always holds many
+// windows.
+func (c *Config) readBatching() time.Duration {
+	return min(c.Watch.KubeAPIReadBatching, c.SnapshotInterval/10)
+}
+
 // Validate checks the configuration and fills in derived defaults. Errors
 // name the key they are about (*confkey.Error).
 func (c *Config) Validate() error {
@@ -116,6 +124,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SnapshotInterval < time.Second {
 		errs = append(errs, confkey.Errorf("snapshot_interval", "must be at least 1s, not %s", c.SnapshotInterval))
+	}
+	if b := c.Watch.KubeAPIReadBatching; b < 0 {
+		errs = append(errs, confkey.Errorf("kube_api_read_batching", "must be at least 0, not %s", b))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, confkey.Errorf("shutdown_timeout", "must be positive, not %s", c.ShutdownTimeout))

@@ -164,6 +164,7 @@ var badConfigs = map[string]string{
 	"unknown_resource":        `unknown_resource.bad.yaml:4: resources[2]: unknown resource "widgets"`,
 	"duplicate_resource":      `duplicate_resource.bad.yaml:4: resources[2]: resource "pods" is listed twice`,
 	"snapshot_interval_zero":  `snapshot_interval_zero.bad.yaml:3: snapshot_interval: must be at least 1s, not 0s`,
+	"read_batching":           `read_batching.bad.yaml:3: kube_api_read_batching: must be at least 0, not -1s`,
 	"external_label_name":     `external_label_name.bad.yaml:3: external_labels.1zone: "1zone" is not a valid label name`,
 	"external_label_empty":    `external_label_empty.bad.yaml:3: external_labels.region: value is empty`,
 	"no_remote_write":         `no_remote_write.bad.yaml:1: remote_write: at least one endpoint is required`,
@@ -326,4 +327,22 @@ remote_write:
 	require.NoError(t, err, "%s", out)
 	require.Len(t, back.RemoteWrite[0].WriteRelabelConfigs, 3)
 	require.Equal(t, "kube_pod_container_.*", back.RemoteWrite[0].WriteRelabelConfigs[0].Regex.String())
+}
+
+// TestReadBatchingDefault: the API server reads are batched by a second by
+// default, by at most a tenth of snapshot_interval, and not at all with 0.
+func TestReadBatchingDefault(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want time.Duration
+	}{
+		{"", time.Second},
+		{"snapshot_interval: 1s\n", 100 * time.Millisecond},
+		{"kube_api_read_batching: 3s\nsnapshot_interval: 1m\n", 3 * time.Second},
+		{"kube_api_read_batching: 0s\n", 0},
+	} {
+		cfg, err := Load([]byte(c.text+"remote_write:\n  - url: http://a:9090/\n"), "a.yaml")
+		require.NoError(t, err)
+		require.Equal(t, c.want, cfg.readBatching(), "%q", c.text)
+	}
 }

@@ -121,8 +121,8 @@ func TestDiffConfigs(t *testing.T) {
 		summary: "snapshot_interval; shutdown_timeout; push_self_metrics",
 	}, {
 		name: "keys read only at start",
-		from: "snapshot_interval: 10s", to: "snapshot_interval: 10s\nlisten_address: :9999\nkubeconfig: /k\nkube_api_compression: true\nauto_sharding: true\nleader_election: {enabled: true, lease_namespace: ns, identity: me}",
-		want: configDiff{restartOnly: []string{"kubeconfig", "kube_api_compression", "listen_address", "leader_election", "auto_sharding"}},
+		from: "snapshot_interval: 10s", to: "snapshot_interval: 10s\nlisten_address: :9999\nkubeconfig: /k\nkube_api_compression: true\nkube_api_read_batching: 0s\nauto_sharding: true\nleader_election: {enabled: true, lease_namespace: ns, identity: me}",
+		want: configDiff{restartOnly: []string{"kubeconfig", "kube_api_compression", "kube_api_read_batching", "listen_address", "leader_election", "auto_sharding"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.from != "" {

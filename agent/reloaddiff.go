@@ -44,6 +44,9 @@ func diffConfigs(old, cur *Config, sharding func(*Config) (int, int)) configDiff
 	if old.Watch.KubeAPICompression != cur.Watch.KubeAPICompression {
 		d.restartOnly = append(d.restartOnly, "kube_api_compression")
 	}
+	if old.Watch.KubeAPIReadBatching != cur.Watch.KubeAPIReadBatching {
+		d.restartOnly = append(d.restartOnly, "kube_api_read_batching")
+	}
 	if old.ListenAddress != cur.ListenAddress {
 		d.restartOnly = append(d.restartOnly, "listen_address")
 	}

@@ -45,8 +45,9 @@ type recordedRequest struct {
 	path string
 	// header is the request's headers.
 	header http.Header
-	// samples maps each series (recordedKey) to its sample timestamps.
-	samples map[string][]int64
+	// samples maps each series (recordedKey) to its sample timestamps;
+	// stale to those of its staleness markers, which samples also holds.
+	samples, stale map[string][]int64
 }
 
 // newRecorder starts a recorder on 127.0.0.1; auth may be nil.
@@ -84,11 +85,14 @@ func (r *recorder) handle(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := recordedRequest{path: req.URL.Path, header: req.Header.Clone(), samples: map[string][]int64{}}
+	rec := recordedRequest{path: req.URL.Path, header: req.Header.Clone(), samples: map[string][]int64{}, stale: map[string][]int64{}}
 	for _, ts := range wr.Timeseries {
 		k := recordedKey(ts.Labels)
 		for _, s := range ts.Samples {
 			rec.samples[k] = append(rec.samples[k], s.Timestamp)
+			if encode.IsStaleNaN(s.Value) {
+				rec.stale[k] = append(rec.stale[k], s.Timestamp)
+			}
 		}
 	}
 	r.mu.Lock()
@@ -182,6 +186,20 @@ func (r *recorder) seriesAt(path string, ts int64) map[string]bool {
 	for _, req := range r.requests(path) {
 		for k, tss := range req.samples {
 			if slices.Contains(tss, ts) {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// liveAt returns the keys of the series accepted at path with a sample at
+// timestamp ts that is not a staleness marker.
+func (r *recorder) liveAt(path string, ts int64) map[string]bool {
+	out := map[string]bool{}
+	for _, req := range r.requests(path) {
+		for k, tss := range req.samples {
+			if slices.Contains(tss, ts) && !slices.Contains(req.stale[k], ts) {
 				out[k] = true
 			}
 		}

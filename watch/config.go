@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 )
@@ -23,6 +24,12 @@ type Config struct {
 	// its CPU at 10k pods in a profile, the reads under it included), for
 	// bytes that stay inside the cluster.
 	KubeAPICompression bool `yaml:"kube_api_compression"`
+	// KubeAPIReadBatching is how long the API server connections wait,
+	// after a read that waited for its data, before they read again, so
+	// that a trickle of watch events is read and handled in batches
+	// (ReadBatching); 0 reads each event as it arrives. No omitempty: 0
+	// must print, or the effective config would load back the default.
+	KubeAPIReadBatching time.Duration `yaml:"kube_api_read_batching"`
 	// Resources lists the resources to watch, by kube-state-metrics'
 	// names ("pods", "nodes", ...). Empty: DefaultResources.
 	Resources []string `yaml:"resources,omitempty"`
