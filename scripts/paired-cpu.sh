@@ -35,11 +35,13 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir=$(mktemp -d /tmp/paired-cpu.XXXXXX)
 go build -o "$dir/nullreceiver" "$root/bench/nullreceiver"
 
+# The bench's agent, by its configuration file; [.] keeps the pattern from
+# matching another copy's pgrep, whose command line holds the pattern.
 for _ in $(seq 600); do
-	pgrep -f -- '--config.file=.*/kube-state-push.yaml' >/dev/null && break
+	pgrep -f -- '--config[.]file=.*/kube-state-push[.]yaml' >/dev/null && break
 	sleep 1
 done
-hpid=$(pgrep -f -- '--config.file=.*/kube-state-push.yaml' | head -1)
+hpid=$(pgrep -f -- '--config[.]file=.*/kube-state-push[.]yaml' | head -1)
 cfg=$(tr '\0' '\n' < "/proc/$hpid/cmdline" | sed -n 's/^--config.file=//p')
 entry="    disk_buffer: {directory: \"$dir/buffer\"}"
 [ -n "$extra" ] && entry+=$'\n'"    $extra"
