@@ -243,14 +243,14 @@ func benchSnapshotter(tb testing.TB, pods, nodes int, e appender) *snapshotter {
 	}
 }
 
-// BenchmarkSnapshot10kPods is one snapshot tick of 10,000 pods and 1,000
-// nodes, encoded and compressed as the queue would.
 // reportNsPerSample reports the benchmark's time per op over samples as
 // ns/sample.
 func reportNsPerSample(b *testing.B, samples int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
 }
 
+// BenchmarkSnapshot10kPods is one snapshot tick of 10,000 pods and 1,000
+// nodes, encoded and compressed as the queue would.
 func BenchmarkSnapshot10kPods(b *testing.B) {
 	enc := newEncodingAppender()
 	s := benchSnapshotter(b, 10_000, 1_000, enc)
