@@ -275,8 +275,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.log.Info("watching", "resources", a.cfg.Watch.Resources, "endpoints", len(a.endpoints), "interval", a.cfg.SnapshotInterval)
 	stopElection := a.elect(ctx)
 
-	a.ticker = time.NewTicker(a.cfg.SnapshotInterval)
-	a.nextTick.Store(time.Now().Add(a.cfg.SnapshotInterval).UnixNano())
+	a.restartTicker(a.cfg.SnapshotInterval)
 	leaderPoll := a.pollLeadership()
 	for running := true; running; {
 		select {
@@ -369,13 +368,18 @@ func (a *Agent) takeOver() {
 		return
 	}
 	n := a.snapshot(time.Now())
-	a.resetTicker(a.cfg.SnapshotInterval)
+	a.restartTicker(a.cfg.SnapshotInterval)
 	a.log.Info("leading: took a snapshot at once", "samples", n)
 }
 
-// resetTicker restarts the ticker with period d from now.
-func (a *Agent) resetTicker(d time.Duration) {
-	a.ticker.Reset(d)
+// restartTicker starts the ticker, or restarts it, with period d from now,
+// and notes when it is next due.
+func (a *Agent) restartTicker(d time.Duration) {
+	if a.ticker == nil {
+		a.ticker = time.NewTicker(d)
+	} else {
+		a.ticker.Reset(d)
+	}
 	a.nextTick.Store(time.Now().Add(d).UnixNano())
 }
 

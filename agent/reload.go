@@ -222,7 +222,7 @@ func (a *Agent) apply(cfg *Config) error {
 		a.snap.self.b.SetExternal(ext)
 	}
 	if cfg.SnapshotInterval != a.cfg.SnapshotInterval && a.ticker != nil {
-		a.resetTicker(cfg.SnapshotInterval)
+		a.restartTicker(cfg.SnapshotInterval)
 	}
 	a.cfg = cfg
 	a.reloadKubelet(cfg)
