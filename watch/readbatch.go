@@ -97,6 +97,7 @@ func (c *batchedConn) Read(p []byte) (int, error) {
 		}
 		c.windowStart, c.windowBytes = now, 0
 	}
+	start := now
 	if d := c.wait(now); d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -104,8 +105,8 @@ func (c *batchedConn) Read(p []byte) (int, error) {
 		case <-c.closed:
 			t.Stop()
 		}
+		start = c.now()
 	}
-	start := c.now()
 	n, err := c.Conn.Read(p)
 	c.lastRead = c.now()
 	c.waited = c.lastRead.Sub(start) >= streamGap
