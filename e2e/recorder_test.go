@@ -193,14 +193,14 @@ func (r *recorder) seriesAt(path string, ts int64) map[string]bool {
 	return out
 }
 
-// liveAt returns the keys of the series accepted at path with a sample at
-// timestamp ts that is not a staleness marker.
+// liveAt is seriesAt without the series whose sample at ts is a staleness
+// marker.
 func (r *recorder) liveAt(path string, ts int64) map[string]bool {
-	out := map[string]bool{}
+	out := r.seriesAt(path, ts)
 	for _, req := range r.requests(path) {
-		for k, tss := range req.samples {
-			if slices.Contains(tss, ts) && !slices.Contains(req.stale[k], ts) {
-				out[k] = true
+		for k, tss := range req.stale {
+			if slices.Contains(tss, ts) {
+				delete(out, k)
 			}
 		}
 	}
