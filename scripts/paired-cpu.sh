@@ -45,12 +45,14 @@ hpid=$(pgrep -f -- '--config[.]file=.*/kube-state-push[.]yaml' | head -1)
 cfg=$(tr '\0' '\n' < "/proc/$hpid/cmdline" | sed -n 's/^--config.file=//p')
 entry="    disk_buffer: {directory: \"$dir/buffer\"}"
 [ -n "$extra" ] && entry+=$'\n'"    $extra"
-sed -e "s#^listen_address: .*#listen_address: \"127.0.0.1:$web\"#" \
-	-e "s#^pull: .*#pull: {listen_address: \"127.0.0.1:$pull\"}#" \
-	-e "s#^  - url: .*#  - url: \"http://127.0.0.1:$recv/api/v1/write\"#" \
-	-e '/disk_buffer:/d' "$cfg" > "$dir/agent.yaml.in"
-{ [ -n "${PAIRED_TOP:-}" ] && printf '%s\n' "$PAIRED_TOP"; cat "$dir/agent.yaml.in"; } > "$dir/agent.yaml"
-printf '%s\n' "$entry" >> "$dir/agent.yaml"
+{
+	[ -n "${PAIRED_TOP:-}" ] && printf '%s\n' "$PAIRED_TOP"
+	sed -e "s#^listen_address: .*#listen_address: \"127.0.0.1:$web\"#" \
+		-e "s#^pull: .*#pull: {listen_address: \"127.0.0.1:$pull\"}#" \
+		-e "s#^  - url: .*#  - url: \"http://127.0.0.1:$recv/api/v1/write\"#" \
+		-e '/disk_buffer:/d' "$cfg"
+	printf '%s\n' "$entry"
+} > "$dir/agent.yaml"
 
 "$dir/nullreceiver" "127.0.0.1:$recv" & rpid=$!
 "$bin" --config.file="$dir/agent.yaml" > "$dir/agent.log" 2>&1 & npid=$!
