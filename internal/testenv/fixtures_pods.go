@@ -3,10 +3,12 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -81,7 +83,9 @@ func FixturesPods(ctx context.Context, c kubernetes.Interface, ns string) error 
 		{Name: "shared", ResourceClaimName: &claimName},
 		{Name: "gpu", ResourceClaimTemplateName: &template},
 	}
-	created, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	created, err := createAdmitted(ctx, admissionLag, func() (*v1.Pod, error) {
+		return c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	})
 	if err != nil {
 		return fmt.Errorf("creating pod with-init: %w", err)
 	}
@@ -146,3 +150,26 @@ func FixturesPods(ctx context.Context, c kubernetes.Interface, ns string) error 
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+// createAdmitted runs create until the API server's admission plugins let
+// it through, for at most lag; any other outcome ends it at once. The Priority and RuntimeClass
+// plugins look classes up in informer caches, which may not hold a class
+// created a moment before: the pod is then refused as Forbidden ("no
+// PriorityClass with name ... was found") although the class exists.
+func createAdmitted[T any](ctx context.Context, lag time.Duration, create func() (T, error)) (T, error) {
+	deadline := time.Now().Add(lag)
+	for {
+		got, err := create()
+		if err == nil || !apierrors.IsForbidden(err) || time.Now().After(deadline) {
+			return got, err
+		}
+		select {
+		case <-ctx.Done():
+			return got, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// admissionLag bounds how long createAdmitted waits for admission's caches.
+const admissionLag = 10 * time.Second
