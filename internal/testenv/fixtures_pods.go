@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // fixtureFinalizer keeps an object terminating: nothing removes it.
@@ -83,8 +85,10 @@ func FixturesPods(ctx context.Context, c kubernetes.Interface, ns string) error 
 		{Name: "shared", ResourceClaimName: &claimName},
 		{Name: "gpu", ResourceClaimTemplateName: &template},
 	}
-	created, err := createAdmitted(ctx, admissionLag, func() (*v1.Pod, error) {
-		return c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	var created *v1.Pod
+	err := createAdmitted(func() (err error) {
+		created, err = c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("creating pod with-init: %w", err)
@@ -151,25 +155,14 @@ func FixturesPods(ctx context.Context, c kubernetes.Interface, ns string) error 
 
 func boolPtr(b bool) *bool { return &b }
 
-// createAdmitted runs create until the API server's admission plugins let
-// it through, for at most lag; any other outcome ends it at once. The Priority and RuntimeClass
-// plugins look classes up in informer caches, which may not hold a class
-// created a moment before: the pod is then refused as Forbidden ("no
-// PriorityClass with name ... was found") although the class exists.
-func createAdmitted[T any](ctx context.Context, lag time.Duration, create func() (T, error)) (T, error) {
-	deadline := time.Now().Add(lag)
-	for {
-		got, err := create()
-		if err == nil || !apierrors.IsForbidden(err) || time.Now().After(deadline) {
-			return got, err
-		}
-		select {
-		case <-ctx.Done():
-			return got, err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+// createAdmitted runs create again while the API server's admission
+// plugins refuse it as Forbidden, for about 10 s (admissionBackoff): the
+// Priority and RuntimeClass plugins look classes up in informer caches,
+// which may not hold a class created a moment before ("no PriorityClass
+// with name ... was found") although it exists. Any other outcome ends it.
+func createAdmitted(create func() error) error {
+	return retry.OnError(admissionBackoff, apierrors.IsForbidden, create)
 }
 
-// admissionLag bounds how long createAdmitted waits for admission's caches.
-const admissionLag = 10 * time.Second
+// admissionBackoff is 100 tries 100 ms apart.
+var admissionBackoff = wait.Backoff{Steps: 100, Duration: 100 * time.Millisecond}
