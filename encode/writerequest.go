@@ -42,9 +42,34 @@ type Sample struct {
 //
 // A snapshot gives all its samples one timestamp, so the timestamp's varint
 // is kept from the sample before and reused when it repeats.
+//
+// Where the platform has one (amd64), appendSeriesFast writes the series
+// whose labels, sample and length take the common forms, as long as dst has
+// room for them, and appendSeries writes each series it leaves: both write
+// the same bytes (TestAppendSeriesFastMatchesGo).
 func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 	var ts sampleTime
 	table := internedElems()
+	if !haveFast {
+		return appendSeries(dst, samples, table, &ts)
+	}
+	for i := 0; i < len(samples); {
+		if cap(dst)-len(dst) >= fastRoom {
+			var done int
+			dst, done = appendSeriesFast(dst, samples[i:], table, &ts)
+			if i += done; i == len(samples) {
+				break
+			}
+		}
+		dst = appendSeries(dst, samples[i:i+1], table, &ts)
+		i++
+	}
+	return dst
+}
+
+// appendSeries is AppendWriteRequest's loop in Go, on samples with ts kept
+// from the samples before them.
+func appendSeries(dst []byte, samples []Sample, table [][]byte, ts *sampleTime) []byte {
 	for i := range samples {
 		s := &samples[i]
 		// TimeSeries = labels ++ samples(tag, len, Sample), written behind
