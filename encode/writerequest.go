@@ -55,10 +55,14 @@ func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 	}
 	for i := 0; i < len(samples); {
 		if cap(dst)-len(dst) >= fastRoom {
+			// At most fastSpan samples a call: nothing preempts assembly,
+			// so this bounds how long the scheduler and the garbage
+			// collector can wait for it.
+			end := min(len(samples), i+fastSpan)
 			var done int
-			dst, done = appendSeriesFast(dst, samples[i:], table, &ts)
-			if i += done; i == len(samples) {
-				break
+			dst, done = appendSeriesFast(dst, samples[i:end], table, &ts)
+			if i += done; i == end {
+				continue
 			}
 		}
 		dst = appendSeries(dst, samples[i:i+1], table, &ts)

@@ -13,6 +13,10 @@ var haveFast = cpu.X86.HasAVX
 // it stores 64 bytes at a time, and stops where fewer than that are left.
 const fastRoom = 2 * wideCopy
 
+// fastSpan is the most samples AppendWriteRequest hands appendSeriesFast
+// at once: about 50 µs of them at 22 ns a sample.
+const fastSpan = 2048
+
 // appendSeriesFast appends the TimeSeries of samples to dst as
 // appendSeries does, from the first sample on, and stops before the first
 // one it leaves to appendSeries (appendSeriesAsm says which). It returns

@@ -99,6 +99,12 @@ func TestAppendSeriesFastMatchesGo(t *testing.T) {
 		got := AppendWriteRequest(make([]byte, 0, room), samples)
 		require.True(t, bytes.Equal(wantBytes, got), "room %d", room)
 	}
+	// More samples than one call of the assembly takes (fastSpan).
+	var many []Sample
+	for len(many) <= 3*max(fastSpan, 1) {
+		many = append(many, samples...)
+	}
+	require.True(t, bytes.Equal(appendSeriesGo(nil, many), AppendWriteRequest(nil, many)), "%d samples", len(many))
 	// Timestamps that change every few series, and a 0 one (left out).
 	changing := append([]Sample(nil), samples...)
 	for i := range changing {

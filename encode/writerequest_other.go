@@ -6,8 +6,11 @@ package encode
 // only, and AppendWriteRequest writes every series in Go.
 const haveFast = false
 
-// fastRoom is appendSeriesFast's room; unused here.
-const fastRoom = 0
+// fastRoom and fastSpan are appendSeriesFast's room and span; unused here.
+const (
+	fastRoom = 0
+	fastSpan = 0
+)
 
 // appendSeriesFast writes nothing here.
 func appendSeriesFast(dst []byte, _ []Sample, _ [][]byte, _ *sampleTime) ([]byte, int) {
