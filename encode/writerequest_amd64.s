@@ -88,9 +88,10 @@ header:
 
 label:
 	// DX < R14: an element's first two bytes are there; DX == R14: the
-	// labels end inside an element; DX > R14: they are done.
+	// labels end inside an element; DX > R14: they are done. Signed: for
+	// nil labels R14 is -1.
 	CMPQ DX, R14
-	JAE  labelsEnd
+	JGE  labelsEnd
 	CMPQ R8, R9
 	JA   leave
 	MOVBLZX 0(DX), AX

@@ -24,8 +24,8 @@ func appendSeriesGo(dst []byte, samples []Sample) []byte {
 // two-byte lengths; sources with 64 bytes of capacity and without: the last
 // elements of a set's shared region, or of labels that end their
 // capacity), series under 128 bytes and over,
-// values that proto3 leaves out (0, -0) and ones it keeps, all with one
-// timestamp.
+// values that proto3 leaves out (0, -0) and ones it keeps, and series with
+// no labels, all with one timestamp.
 func fastFormSamples(t testing.TB) []Sample {
 	t.Helper()
 	var c Compactor
@@ -57,7 +57,8 @@ func fastFormSamples(t testing.TB) []Sample {
 		copy(exact, lit.Labels(0))
 		samples = append(samples, Sample{Labels: exact, Value: 2, Timestamp: 1_700_000_000_000})
 	}
-	return samples
+	// No labels at all, nil and not.
+	return append(samples, Sample{Value: 1, Timestamp: 1_700_000_000_000}, Sample{Labels: []byte{}, Timestamp: 1_700_000_000_000})
 }
 
 // TestAppendSeriesFastMatchesGo checks the assembly against the Go it
