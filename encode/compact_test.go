@@ -304,7 +304,6 @@ func hasLiteralName(labels []byte) bool {
 func TestAppendWriteRequestAtEveryRoomLeft(t *testing.T) {
 	var c Compactor
 	var samples []Sample
-	var want prompb.WriteRequest
 	for n := range 72 {
 		pod := strings.Repeat("p", n+1)
 		set := c.Compact(podLikeSet(t, pod, false))
@@ -321,16 +320,10 @@ func TestAppendWriteRequestAtEveryRoomLeft(t *testing.T) {
 					v, ts = 0, 0 // the sample's fields left out
 				}
 				samples = append(samples, Sample{Labels: s.Labels(i), Value: v, Timestamp: ts})
-				ls, err := DecodeLabels(s.Labels(i))
-				require.NoError(t, err)
-				var pl []prompb.Label
-				for _, l := range ls {
-					pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value})
-				}
-				want.Timeseries = append(want.Timeseries, prompb.TimeSeries{Labels: pl, Samples: []prompb.Sample{{Value: v, Timestamp: ts}}})
 			}
 		}
 	}
+	want := prompbRequest(t, samples)
 	wantBytes, err := want.Marshal()
 	require.NoError(t, err)
 	prefix := []byte("already there")

@@ -14,7 +14,7 @@ var haveFast = cpu.X86.HasAVX
 const fastRoom = 2 * wideCopy
 
 // fastSpan is the most samples AppendWriteRequest hands appendSeriesFast
-// at once: about 50 µs of them at 22 ns a sample.
+// at once: about 45 µs of them at 22 ns a sample.
 const fastSpan = 2048
 
 // appendSeriesFast appends the TimeSeries of samples to dst as

@@ -289,8 +289,8 @@ length:
 oneByte:
 	// A length of one byte: the body moves back by one, 16 bytes at a
 	// time from its start, each load ahead of every store before it. The
-	// last load and store may run up to 15 bytes past the body, inside
-	// the 37 bytes of room the sample left.
+	// last load and store may run up to 15 bytes past the body: the
+	// sample moved R8 at most 22 bytes into its 64 of room.
 	MOVB AX, 1(R15)
 	LEAQ 3(R15), DI
 	LEAQ 2(R15), R12

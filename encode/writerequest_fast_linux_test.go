@@ -14,14 +14,26 @@ import (
 // guarded returns n bytes that end where an unreadable page begins: a read
 // or write past them faults, and the test binary dies of it.
 func guarded(t *testing.T, n int) []byte {
-	t.Helper()
 	page := os.Getpagesize()
 	size := (n + page - 1) / page * page
-	mem, err := syscall.Mmap(-1, 0, size+page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	mem := guardedMapping(t, size, page, false)
+	return mem[size-n : size : size]
+}
+
+// guardedMapping maps size readable bytes and guard unreadable ones, both
+// whole pages, the guard after the readable ones or, if first, before
+// them; it returns the readable ones.
+func guardedMapping(t *testing.T, size, guard int, first bool) []byte {
+	t.Helper()
+	mem, err := syscall.Mmap(-1, 0, size+guard, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = syscall.Munmap(mem) })
+	if first {
+		require.NoError(t, syscall.Mprotect(mem[:guard], syscall.PROT_NONE))
+		return mem[guard:]
+	}
 	require.NoError(t, syscall.Mprotect(mem[size:], syscall.PROT_NONE))
-	return mem[size-n : size : size]
+	return mem[:size]
 }
 
 // TestAppendSeriesFastStaysInsideItsSlices runs AppendWriteRequest on each
@@ -52,14 +64,10 @@ func TestAppendSeriesFastStaysInsideItsSlices(t *testing.T) {
 // end.
 func TestAppendSeriesFastRefusesReferencesBeforeItsLabels(t *testing.T) {
 	page := os.Getpagesize()
-	before := (maxShared2 + page - 1) / page * page
-	mem, err := syscall.Mmap(-1, 0, before+page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = syscall.Munmap(mem) })
-	require.NoError(t, syscall.Mprotect(mem[:before], syscall.PROT_NONE))
+	mem := guardedMapping(t, page, (maxShared2+page-1)/page*page, true)
 	good := fastFormSamples(t)[0]
 	for _, dist := range []uint64{3, 64, 200, maxShared2 - 1} {
-		labels := mem[before : before+2 : before+2]
+		labels := mem[:2:2]
 		copy(labels, appendRef(nil, refShared, dist))
 		samples := []Sample{good, {Labels: labels, Value: 1, Timestamp: good.Timestamp}}
 		require.Panics(t, func() { AppendWriteRequest(make([]byte, 0, 4096), samples) }, "distance %d", dist)

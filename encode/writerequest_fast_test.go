@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,16 +68,7 @@ func fastFormSamples(t testing.TB) []Sample {
 // timestamps that change.
 func TestAppendSeriesFastMatchesGo(t *testing.T) {
 	samples := fastFormSamples(t)
-	var want prompb.WriteRequest
-	for _, s := range samples {
-		ls, err := DecodeLabels(s.Labels)
-		require.NoError(t, err)
-		var pl []prompb.Label
-		for _, l := range ls {
-			pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value})
-		}
-		want.Timeseries = append(want.Timeseries, prompb.TimeSeries{Labels: pl, Samples: []prompb.Sample{{Value: s.Value, Timestamp: s.Timestamp}}})
-	}
+	want := prompbRequest(t, samples)
 	wantBytes, err := want.Marshal()
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(wantBytes, appendSeriesGo(nil, samples)), "appendSeries is prompb")

@@ -50,6 +50,23 @@ func decodeRequest(t *testing.T, body []byte) prompb.WriteRequest {
 	return wr
 }
 
+// prompbRequest is the WriteRequest prompb holds for samples: their labels
+// decoded, and one sample each.
+func prompbRequest(t testing.TB, samples []Sample) prompb.WriteRequest {
+	t.Helper()
+	var wr prompb.WriteRequest
+	for _, s := range samples {
+		ls, err := DecodeLabels(s.Labels)
+		require.NoError(t, err)
+		var pl []prompb.Label
+		for _, l := range ls {
+			pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value})
+		}
+		wr.Timeseries = append(wr.Timeseries, prompb.TimeSeries{Labels: pl, Samples: []prompb.Sample{{Value: s.Value, Timestamp: s.Timestamp}}})
+	}
+	return wr
+}
+
 func lbls(kv ...string) []prompb.Label {
 	out := make([]prompb.Label, 0, len(kv)/2)
 	for i := 0; i < len(kv); i += 2 {
