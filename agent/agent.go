@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/kube-state-push/kube-state-push/leader"
+	"github.com/kube-state-push/kube-state-push/pull"
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -104,11 +106,12 @@ type Agent struct {
 	loopDone chan struct{}
 	// listener serves /metrics and the probes, when configured.
 	listener net.Listener
-	// pullListener serves the state series for scraping (pull.go), when
-	// configured; pull is what its scrapes read, published by refresh.
+	// pullListener serves the state series for scraping (package pull),
+	// when configured; pullView is what its scrapes read, published by
+	// refresh.
 	pullListener net.Listener
-	pull         atomic.Pointer[pullView]
-	pullMetrics  *pullMetrics
+	pullView     atomic.Pointer[pull.View]
+	pullHandler  *pull.Handler
 	// lifecycle serves the state-changing endpoints (Options.EnableLifecycle).
 	lifecycle bool
 	// webConfigFile secures the listener (Options.WebConfigFile).
@@ -118,7 +121,7 @@ type Agent struct {
 	custom *customResources
 	// leader runs the leader election, when enabled (nil otherwise); gate
 	// then lets only the leader's snapshots reach the endpoints.
-	leader *leader
+	leader *leader.Election
 	gate   *gate
 	// kubelet reads the kubelets (kubelet.go), when configured.
 	kubelet *kubeletSource
@@ -161,7 +164,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	a.reloadMetrics = newReloadMetrics(a.reg)
 	a.custom = newCustomResources(a.reg)
 	a.custom.wanted.Store(cfg.CustomResourceState != nil)
-	a.pullMetrics = newPullMetrics(a.reg)
+	a.pullHandler = pull.NewHandler(a.pullView.Load, a.reg)
 	var err error
 	if a.kubelet, err = a.newKubelet(cfg); err != nil {
 		return nil, err
@@ -192,7 +195,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 	}
 	if cfg.LeaderElection.Enabled {
 		var err error
-		if a.leader, err = newLeader(cfg.LeaderElection, a.clients.Kube, a.reg, a.log); err != nil {
+		if a.leader, err = leader.New(cfg.LeaderElection, a.clients.Kube, a.reg, a.log); err != nil {
 			return nil, err
 		}
 		a.gate = &gate{}
@@ -364,7 +367,7 @@ func (a *Agent) pollLeadership() <-chan time.Time {
 // away: after a leader dies, the gap at the receiver is then about the
 // Lease's expiry, not that plus an interval. The ticker restarts from here.
 func (a *Agent) takeOver() {
-	if a.gate.open.Load() || !a.leader.leading() {
+	if a.gate.open.Load() || !a.leader.Leading() {
 		return
 	}
 	n := a.snapshot(time.Now())
@@ -448,7 +451,7 @@ func (a *Agent) serve() []*http.Server {
 	}
 	if a.pullListener != nil {
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", &pullHandler{view: a.pull.Load, metrics: a.pullMetrics})
+		mux.Handle("/metrics", a.pullHandler)
 		servers = append(servers, a.serveOn(a.pullListener, mux, "pull"))
 	}
 	return servers

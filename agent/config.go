@@ -19,6 +19,8 @@ import (
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 	"github.com/kube-state-push/kube-state-push/kubelet"
+	"github.com/kube-state-push/kube-state-push/leader"
+	"github.com/kube-state-push/kube-state-push/pull"
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -42,14 +44,14 @@ type Config struct {
 	PushSelfMetrics bool `yaml:"push_self_metrics"`
 	// RemoteWrite lists the endpoints every sample is sent to.
 	RemoteWrite []queue.Config `yaml:"remote_write"`
-	// LeaderElection lets replicas elect one that pushes (leader.go).
-	LeaderElection LeaderElectionConfig `yaml:"leader_election,omitempty"`
+	// LeaderElection lets replicas elect one that pushes (package leader).
+	LeaderElection leader.Config `yaml:"leader_election,omitempty"`
 	// CustomResourceState renders custom resources from kube-state-metrics'
 	// CustomResourceStateMetrics document, inline or the path of a file
 	// (customresource.Config, customresources.go).
 	CustomResourceState *customresource.Config `yaml:"custom_resource_state,omitempty"`
-	// Pull also serves the state series for scraping (pull.go).
-	Pull PullConfig `yaml:"pull,omitempty"`
+	// Pull also serves the state series for scraping (package pull).
+	Pull pull.Config `yaml:"pull,omitempty"`
 	// Kubelet also reads every owned node's kubelet (/metrics/cadvisor by
 	// default) and pushes its series with the state series
 	// (kubelet.Config, kubelet.go); nil: off.
@@ -63,7 +65,7 @@ var DefaultConfig = Config{
 	ListenAddress:    ":8080",
 	ShutdownTimeout:  30 * time.Second,
 	PushSelfMetrics:  true,
-	LeaderElection:   DefaultLeaderElectionConfig,
+	LeaderElection:   leader.DefaultConfig,
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.

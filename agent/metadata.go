@@ -21,26 +21,18 @@ func familyMetadata(cfg *Config) map[string]encode.Metadata {
 			if !cfg.Watch.Selected(f) {
 				continue
 			}
-			md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: helpText(f)}
+			md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: f.HelpText()}
 		}
 	}
 	if cfg.CustomResourceState != nil {
 		// Known from the document, whether or not a CRD serves the kind.
 		for _, f := range cfg.CustomResourceState.Families() {
 			if cfg.Watch.Selected(f) {
-				md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: helpText(f)}
+				md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: f.HelpText()}
 			}
 		}
 	}
 	return md
-}
-
-// helpText is a family's HELP as kube-state-metrics prints it.
-func helpText(f watch.FamilyInfo) string {
-	if f.Stability == watch.Stable {
-		return "[STABLE] " + f.Help
-	}
-	return f.Help
 }
 
 // metadataType maps a family's type to the encoder's.

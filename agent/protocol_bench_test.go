@@ -107,7 +107,7 @@ func benchMetadata(tb testing.TB, resources ...string) map[string]encode.Metadat
 		r, ok := watch.Lookup(name)
 		require.True(tb, ok, name)
 		for _, f := range r.Families(watch.FamilyOptions{}) {
-			md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: helpText(f)}
+			md[f.Name] = encode.Metadata{Type: metadataType(f.Type), Help: f.HelpText()}
 		}
 	}
 	return md

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/pull"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
@@ -65,7 +66,20 @@ type seriesMap struct {
 	synced atomic.Bool
 }
 
-var _ cache.TransformingStore = (*seriesMap)(nil)
+var (
+	_ cache.TransformingStore = (*seriesMap)(nil)
+	_ pull.Source             = (*seriesMap)(nil)
+)
+
+// AppendSets appends every object's series set (pull.Source).
+func (s *seriesMap) AppendSets(dst []*encode.SeriesSet) []*encode.SeriesSet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, set := range s.objects {
+		dst = append(dst, set)
+	}
+	return dst
+}
 
 func newSeriesMap(resource string, r objectRenderer, log *slog.Logger, m *resourceMetrics) *seriesMap {
 	return &seriesMap{

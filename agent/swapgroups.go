@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kube-state-push/kube-state-push/pull"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
@@ -112,7 +113,7 @@ func (a *Agent) refresh() {
 	}
 	ready := slices.Clone(maps)
 	a.readyMaps.Store(&ready)
-	a.pull.Store(a.newPullView())
+	a.pullView.Store(a.newPullView())
 	a.snap.maps = append(maps, a.retiring...)
 	if a.kubelet != nil {
 		a.snap.maps = append(a.snap.maps, a.kubelet.m)
@@ -122,6 +123,20 @@ func (a *Agent) refresh() {
 		sinks[i] = e.feed
 	}
 	a.snap.sinks = sinks
+}
+
+// newPullView builds what the pull page's scrapes read from the current
+// groups.
+func (a *Agent) newPullView() *pull.View {
+	v := &pull.View{External: externalLabels(a.cfg.ExternalLabels)}
+	for _, g := range a.groups {
+		maps := make([]pull.Source, len(g.maps))
+		for i, m := range g.maps {
+			maps[i] = m
+		}
+		v.Groups = append(v.Groups, pull.Group{Resource: g.resource.Name, Families: g.families, Maps: maps})
+	}
+	return v
 }
 
 // sharding returns the shard and shard count cfg renders with: its own, or

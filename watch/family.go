@@ -79,6 +79,15 @@ type FamilyInfo struct {
 	OptIn bool
 }
 
+// HelpText is the family's HELP as kube-state-metrics prints it, with the
+// "[STABLE] " prefix on stable families.
+func (f FamilyInfo) HelpText() string {
+	if f.Stability == Stable {
+		return "[STABLE] " + f.Help
+	}
+	return f.Help
+}
+
 // Info returns the family's description.
 func (f Family[T]) Info() FamilyInfo {
 	return FamilyInfo{Name: f.Name, Help: f.Help, Type: f.Type, Stability: f.Stability, OptIn: f.OptIn}

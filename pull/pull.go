@@ -1,4 +1,4 @@
-package agent
+package pull
 
 import (
 	"compress/gzip"
@@ -15,39 +15,48 @@ import (
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
-// PullConfig serves the state series for scraping, as kube-state-metrics'
-// /metrics serves them, from the same series maps the snapshots read.
-type PullConfig struct {
+// Config is the `pull` block: it serves the state series for scraping, as
+// kube-state-metrics' /metrics serves them, from the same series maps the
+// snapshots read.
+type Config struct {
 	// ListenAddress serves /metrics with the state series; empty (the
 	// default) serves nothing.
 	ListenAddress string `yaml:"listen_address,omitempty"`
 }
 
-// pullView is what a scrape reads: the watched resources and the labels
-// every series carries that kube-state-metrics' would not. refresh
-// publishes a new one whenever the groups change.
-type pullView struct {
-	groups []pullGroup
-	// external are the external labels, left out of the text.
-	external []encode.Label
+// Source is one series map as a scrape reads it.
+type Source interface {
+	// AppendSets appends the series set of every object the map holds to
+	// dst and returns it. A set is never modified once stored, so the
+	// scrape reads it after the call, without the map's lock.
+	AppendSets(dst []*encode.SeriesSet) []*encode.SeriesSet
 }
 
-// pullGroup is one resource: its families in render order (each object's
+// View is what a scrape reads: the watched resources and the labels every
+// series carries that kube-state-metrics' would not. The agent publishes a
+// new one whenever its resources change.
+type View struct {
+	Groups []Group
+	// External are the external labels, left out of the text.
+	External []encode.Label
+}
+
+// Group is one resource: its families in render order (each object's
 // series come family by family in this order) and its series maps.
-type pullGroup struct {
-	resource string
-	families []watch.FamilyInfo
-	maps     []*seriesMap
+type Group struct {
+	Resource string
+	Families []watch.FamilyInfo
+	Maps     []Source
 }
 
-// pullMetrics count the scrapes.
-type pullMetrics struct {
+// metrics count the scrapes.
+type metrics struct {
 	scrapes *prometheus.CounterVec
 	series  prometheus.Counter
 }
 
-func newPullMetrics(reg prometheus.Registerer) *pullMetrics {
-	m := &pullMetrics{
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
 		scrapes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kube_state_push_pull_scrapes_total",
 			Help: "Scrapes of the state series served on pull.listen_address, by exposition format.",
@@ -65,12 +74,12 @@ func newPullMetrics(reg prometheus.Registerer) *pullMetrics {
 // yet in name order.
 var unlearntLayout = encode.NewLayout(nil, true)
 
-// pullFlush is how much text a scrape gathers before writing it out: the
+// flushSize is how much text a scrape gathers before writing it out: the
 // body is streamed, never held whole.
-const pullFlush = 64 << 10
+const flushSize = 64 << 10
 
-// pullScratch is one scrape's reusable state.
-type pullScratch struct {
+// scratch is one scrape's reusable state.
+type scratch struct {
 	buf  []byte
 	sets []*encode.SeriesSet
 	// cursors is, by set, the next series to write, and at its family's
@@ -84,8 +93,8 @@ type pullScratch struct {
 	text  encode.TextWriter
 }
 
-var pullScratchPool = sync.Pool{New: func() any {
-	return &pullScratch{seen: map[string]struct{}{}, index: map[string]int{}}
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{seen: map[string]struct{}{}, index: map[string]int{}}
 }}
 
 // gzipPool holds the scrapes' gzip writers. BestSpeed: a scrape is mostly
@@ -96,13 +105,21 @@ var gzipPool = sync.Pool{New: func() any {
 	return w
 }}
 
-// pullHandler serves the state series in kube-state-metrics' text format.
-type pullHandler struct {
-	view    func() *pullView
-	metrics *pullMetrics
+// Handler serves the state series in kube-state-metrics' text format, or
+// OpenMetrics when asked for.
+type Handler struct {
+	// view returns the current View; it is called once per scrape.
+	view    func() *View
+	metrics *metrics
 }
 
-func (h *pullHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// NewHandler returns a handler that serves what view returns, and registers
+// its scrape counters with reg.
+func NewHandler(view func() *View, reg prometheus.Registerer) *Handler {
+	return &Handler{view: view, metrics: newMetrics(reg)}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// kube-state-metrics' negotiation: OpenMetrics when asked for, the
 	// text format otherwise.
 	format := expfmt.NegotiateIncludingOpenMetrics(r.Header)
@@ -130,21 +147,21 @@ func (h *pullHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	only := resourceSet(r.URL.Query()["resources"])
 	except := resourceSet(r.URL.Query()["exclude_resources"])
 
-	s := pullScratchPool.Get().(*pullScratch)
+	s := scratchPool.Get().(*scratch)
 	defer func() {
 		clear(s.sets)
 		s.buf, s.sets, s.cursors, s.at = s.buf[:0], s.sets[:0], s.cursors[:0], s.at[:0]
 		clear(s.seen)
-		pullScratchPool.Put(s)
+		scratchPool.Put(s)
 	}()
 	v := h.view()
 	n := 0
-	for _, g := range v.groups {
-		if (only != nil && !only[g.resource]) || except[g.resource] {
+	for _, g := range v.Groups {
+		if (only != nil && !only[g.Resource]) || except[g.Resource] {
 			continue
 		}
 		var err error
-		if n, err = s.writeGroup(out, g, v.external, openMetrics, n); err != nil {
+		if n, err = s.writeGroup(out, g, v.External, openMetrics, n); err != nil {
 			return // the scraper went away
 		}
 	}
@@ -159,29 +176,25 @@ func (h *pullHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // nothing when it has no objects, else every family's HELP and TYPE (once
 // per name in the whole body) followed by the family's series, object after
 // object. n counts the series written.
-func (s *pullScratch) writeGroup(out io.Writer, g pullGroup, external []encode.Label, openMetrics bool, n int) (int, error) {
+func (s *scratch) writeGroup(out io.Writer, g Group, external []encode.Label, openMetrics bool, n int) (int, error) {
 	s.sets = s.sets[:0]
-	for _, m := range g.maps {
-		m.mu.Lock()
-		for _, set := range m.objects {
-			s.sets = append(s.sets, set)
-		}
-		m.mu.Unlock()
+	for _, m := range g.Maps {
+		s.sets = m.AppendSets(s.sets)
 	}
 	if len(s.sets) == 0 {
 		return n, nil
 	}
 	clear(s.index)
-	for i, f := range g.families {
+	for i, f := range g.Families {
 		s.index[f.Name] = i
 	}
 	s.cursors = slices.Grow(s.cursors[:0], len(s.sets))[:len(s.sets)]
 	s.at = slices.Grow(s.at[:0], len(s.sets))[:len(s.sets)]
 	for j, set := range s.sets {
 		s.cursors[j] = 0
-		s.at[j] = s.familyAt(set, 0, len(g.families))
+		s.at[j] = s.familyAt(set, 0, len(g.Families))
 	}
-	for fi, f := range g.families {
+	for fi, f := range g.Families {
 		if _, dup := s.seen[f.Name]; !dup {
 			s.seen[f.Name] = struct{}{}
 			s.buf = appendHeader(s.buf, f, openMetrics)
@@ -201,10 +214,10 @@ func (s *pullScratch) writeGroup(out io.Writer, g pullGroup, external []encode.L
 				s.buf = s.text.AppendSeries(s.buf, f.Name, layout, set.Labels(c), set.Trailer(c), external, set.Refs[c].Value)
 				n++
 				c++
-				s.at[j] = s.familyAt(set, c, len(g.families))
+				s.at[j] = s.familyAt(set, c, len(g.Families))
 			}
 			s.cursors[j] = c
-			if len(s.buf) >= pullFlush {
+			if len(s.buf) >= flushSize {
 				if _, err := out.Write(s.buf); err != nil {
 					return n, err
 				}
@@ -219,7 +232,7 @@ func (s *pullScratch) writeGroup(out io.Writer, g pullGroup, external []encode.L
 // past the last series. A family the group does not list (possible only
 // while a reload swaps renderers) is none too: the set's remaining series
 // are left out of this scrape rather than written under another header.
-func (s *pullScratch) familyAt(set *encode.SeriesSet, c, none int) int {
+func (s *scratch) familyAt(set *encode.SeriesSet, c, none int) int {
 	if c >= set.Len() {
 		return none
 	}
@@ -237,7 +250,7 @@ func appendHeader(b []byte, f watch.FamilyInfo, openMetrics bool) []byte {
 	if !openMetrics && (f.Type == watch.Info || f.Type == watch.StateSet) {
 		t = watch.Gauge.String()
 	}
-	return encode.AppendHeader(b, f.Name, helpText(f), t)
+	return encode.AppendHeader(b, f.Name, f.HelpText(), t)
 }
 
 // acceptsGzip reports whether an Accept-Encoding header lists gzip.
@@ -267,13 +280,4 @@ func resourceSet(params []string) map[string]bool {
 		}
 	}
 	return m
-}
-
-// pullView builds the view of the current groups (refresh calls it).
-func (a *Agent) newPullView() *pullView {
-	v := &pullView{external: externalLabels(a.cfg.ExternalLabels)}
-	for _, g := range a.groups {
-		v.groups = append(v.groups, pullGroup{resource: g.resource.Name, families: g.families, maps: g.maps})
-	}
-	return v
 }

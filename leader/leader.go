@@ -1,4 +1,4 @@
-package agent
+package leader
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,15 +20,13 @@ import (
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 )
 
-// LeaderElectionConfig is the `leader_election` block: with it enabled,
-// every replica watches (a warm standby whose series maps stay current) but
-// only the holder of a coordination.k8s.io Lease queues snapshots.
-type LeaderElectionConfig struct {
-	// Enabled turns leader election on.
-	Enabled bool `yaml:"enabled"`
-	// LeaseName is the name of the Lease.
+// Config is the `leader_election` block: with it enabled, every replica
+// watches (a warm standby whose series maps stay current) but only the
+// holder of a coordination.k8s.io Lease queues snapshots.
+type Config struct {
+	Enabled   bool   `yaml:"enabled"`
 	LeaseName string `yaml:"lease_name,omitempty"`
-	// LeaseNamespace is the Lease's namespace; empty means env POD_NAMESPACE.
+	// LeaseNamespace empty means env POD_NAMESPACE.
 	LeaseNamespace string `yaml:"lease_namespace,omitempty"`
 	// Identity names this replica in the Lease; empty means env POD_NAME,
 	// else the hostname.
@@ -44,10 +41,10 @@ type LeaderElectionConfig struct {
 	RetryPeriod time.Duration `yaml:"retry_period,omitempty"`
 }
 
-// DefaultLeaderElectionConfig holds every static default of the block (those
-// of client-go and kube-controller-manager). The namespace and identity come
-// from the environment in Validate.
-var DefaultLeaderElectionConfig = LeaderElectionConfig{
+// DefaultConfig holds every static default of the block (those of client-go
+// and kube-controller-manager). The namespace and identity come from the
+// environment in Validate.
+var DefaultConfig = Config{
 	LeaseName:     "kube-state-push",
 	LeaseDuration: 15 * time.Second,
 	RenewDeadline: 10 * time.Second,
@@ -55,15 +52,15 @@ var DefaultLeaderElectionConfig = LeaderElectionConfig{
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
-func (c *LeaderElectionConfig) UnmarshalYAML(unmarshal func(any) error) error {
-	*c = DefaultLeaderElectionConfig
-	type plain LeaderElectionConfig
+func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	*c = DefaultConfig
+	type plain Config
 	return unmarshal((*plain)(c))
 }
 
 // Validate checks the block and, when it is enabled, fills in the namespace
 // and identity from the environment. Keys are relative to the block.
-func (c *LeaderElectionConfig) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if c.Enabled {
 		if c.LeaseNamespace == "" {
@@ -104,14 +101,13 @@ func (c *LeaderElectionConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// leader runs the election and tells whether this replica leads.
-type leader struct {
+// Election runs the leader election on one Lease and tells whether this
+// replica leads.
+type Election struct {
 	// cfg is the validated leader_election block.
-	cfg LeaderElectionConfig
-	// lock is the Lease, reached through the agent's Kubernetes client.
+	cfg  Config
 	lock *resourcelock.LeaseLock
-	// log receives transitions.
-	log *slog.Logger
+	log  *slog.Logger
 	// gauge is kube_state_push_leader.
 	gauge prometheus.Gauge
 
@@ -121,9 +117,10 @@ type leader struct {
 	isLeader bool
 }
 
-// newLeader prepares the election on the Lease cfg names; run starts it.
-func newLeader(cfg LeaderElectionConfig, kube kubernetes.Interface, reg prometheus.Registerer, log *slog.Logger) (*leader, error) {
-	l := &leader{
+// New prepares the election on the Lease cfg names, through kube; Run
+// starts it. cfg must be validated.
+func New(cfg Config, kube kubernetes.Interface, reg prometheus.Registerer, log *slog.Logger) (*Election, error) {
+	e := &Election{
 		cfg: cfg,
 		lock: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Name: cfg.LeaseName, Namespace: cfg.LeaseNamespace},
@@ -132,36 +129,35 @@ func newLeader(cfg LeaderElectionConfig, kube kubernetes.Interface, reg promethe
 		},
 		log: log.With("lease", cfg.LeaseNamespace+"/"+cfg.LeaseName, "identity", cfg.Identity),
 		gauge: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace,
-			Name:      "leader",
-			Help:      "1 while this replica holds the leader election Lease and pushes, 0 otherwise.",
+			Name: "kube_state_push_leader",
+			Help: "1 while this replica holds the leader election Lease and pushes, 0 otherwise.",
 		}),
 	}
-	if err := reg.Register(l.gauge); err != nil {
+	if err := reg.Register(e.gauge); err != nil {
 		return nil, fmt.Errorf("registering leader metric: %w", err)
 	}
-	// Fail on a bad configuration here, not in run.
-	if _, err := l.elector(); err != nil {
+	// Fail on a bad configuration here, not in Run.
+	if _, err := e.elector(); err != nil {
 		return nil, err
 	}
-	return l, nil
+	return e, nil
 }
 
-func (l *leader) elector() (*leaderelection.LeaderElector, error) {
+func (e *Election) elector() (*leaderelection.LeaderElector, error) {
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          l.lock,
-		LeaseDuration: l.cfg.LeaseDuration,
-		RenewDeadline: l.cfg.RenewDeadline,
-		RetryPeriod:   l.cfg.RetryPeriod,
+		Lock:          e.lock,
+		LeaseDuration: e.cfg.LeaseDuration,
+		RenewDeadline: e.cfg.RenewDeadline,
+		RetryPeriod:   e.cfg.RetryPeriod,
 		// Stepping down hands over at once instead of after lease_duration.
 		ReleaseOnCancel: true,
-		Name:            l.cfg.LeaseName,
+		Name:            e.cfg.LeaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) { l.set(ctx, true) },
-			OnStoppedLeading: func() { l.set(nil, false) },
+			OnStartedLeading: func(ctx context.Context) { e.set(ctx, true) },
+			OnStoppedLeading: func() { e.set(nil, false) },
 			OnNewLeader: func(id string) {
-				if id != l.cfg.Identity {
-					l.log.Info("leader elected", "leader", id)
+				if id != e.cfg.Identity {
+					e.log.Info("leader elected", "leader", id)
 				}
 			},
 		},
@@ -175,80 +171,42 @@ func (l *leader) elector() (*leaderelection.LeaderElector, error) {
 // set records a transition. OnStartedLeading runs in its own goroutine, so
 // it counts only while its leadership context is alive: client-go cancels
 // that context before it calls OnStoppedLeading.
-func (l *leader) set(ctx context.Context, leading bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (e *Election) set(ctx context.Context, leading bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if leading && ctx.Err() != nil {
 		return
 	}
-	if leading != l.isLeader {
+	if leading != e.isLeader {
 		if leading {
-			l.log.Info("leading: pushing snapshots")
+			e.log.Info("leading: pushing snapshots")
 		} else {
-			l.log.Info("not leading: watching only")
+			e.log.Info("not leading: watching only")
 		}
 	}
-	l.isLeader = leading
-	l.gauge.Set(boolGauge(leading))
+	e.isLeader = leading
+	if leading {
+		e.gauge.Set(1)
+	} else {
+		e.gauge.Set(0)
+	}
 }
 
-// leading reports whether this replica holds the Lease.
-func (l *leader) leading() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.isLeader
+// Leading reports whether this replica holds the Lease.
+func (e *Election) Leading() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.isLeader
 }
 
-// run takes part in the election until ctx ends; when leadership is lost it
+// Run takes part in the election until ctx ends; when leadership is lost it
 // rejoins. On ctx's end a held Lease is released (within renew_deadline).
-func (l *leader) run(ctx context.Context) {
+func (e *Election) Run(ctx context.Context) {
 	for ctx.Err() == nil {
-		le, err := l.elector()
-		if err != nil { // checked in newLeader: cannot happen
+		le, err := e.elector()
+		if err != nil { // checked in New: cannot happen
 			panic(err)
 		}
 		le.Run(ctx)
-	}
-}
-
-// gate lets only the leader's snapshots reach the endpoints. The agent opens
-// or closes it between ticks (openGate), so a snapshot is sent whole or not
-// at all; while it is closed the snapshotter holds its snapshots back
-// (snapshotter.hold).
-type gate struct {
-	// open is set between ticks and read during them.
-	open atomic.Bool
-}
-
-// elect starts the leader election, if enabled, with a context of its own:
-// the Lease is released only once stop is called, after the final snapshot
-// is queued, so that the next leader's first snapshot follows it. stop
-// waits for the release within ctx.
-func (a *Agent) elect(ctx context.Context) (stop func(context.Context)) {
-	if a.leader == nil {
-		return func(context.Context) {}
-	}
-	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.leader.run(ectx)
-	}()
-	return func(ctx context.Context) {
-		cancel()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			a.log.Warn("leader election did not stop in time", "err", ctx.Err())
-		}
-	}
-}
-
-// openGate lets the coming snapshot through if this replica leads. Followers
-// still take snapshots, unsent: that keeps their series counts current, and
-// their series maps keep what ended (for staleness markers once they lead).
-func (a *Agent) openGate() {
-	if a.gate != nil {
-		a.gate.open.Store(a.leader.leading())
 	}
 }

@@ -1,45 +1,78 @@
-package agent
+package pull
 
 import (
 	"compress/gzip"
 	"io"
-	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
-// pullFixture is a pull handler over the nodes resource, with the given
-// nodes stored.
-func pullFixture(t *testing.T, ext map[string]string, nodes ...*v1.Node) *pullHandler {
-	t.Helper()
-	r, ok := watch.Lookup("nodes")
-	require.True(t, ok)
-	reg := prometheus.NewRegistry()
-	m := newMetrics(reg)
-	var extLabels = externalLabels(ext)
-	sm := newSeriesMap("nodes", r.NewRenderer(watch.RenderOptions{ExternalLabels: extLabels}), slog.New(slog.DiscardHandler), m.forResource("nodes"))
-	for _, n := range nodes {
-		require.NoError(t, sm.Add(n))
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// sets is a series map of objects rendered once.
+type sets []*encode.SeriesSet
+
+func (s sets) AppendSets(dst []*encode.SeriesSet) []*encode.SeriesSet { return append(dst, s...) }
+
+// render renders objects of a resource as the agent's series map does,
+// with the external labels.
+func render(tb testing.TB, resource string, external []encode.Label, objs ...any) sets {
+	tb.Helper()
+	r, ok := watch.Lookup(resource)
+	require.True(tb, ok)
+	rr := r.NewRenderer(watch.RenderOptions{ExternalLabels: external})
+	out := make(sets, 0, len(objs))
+	for _, o := range objs {
+		_, set, err := rr.Render(o)
+		require.NoError(tb, err)
+		out = append(out, &set)
 	}
+	return out
+}
+
+// defaultFamilies returns the families of a resource that are not opt-in.
+func defaultFamilies(tb testing.TB, resource string) []watch.FamilyInfo {
+	tb.Helper()
+	r, ok := watch.Lookup(resource)
+	require.True(tb, ok)
 	var fams []watch.FamilyInfo
 	for _, f := range r.Families(watch.FamilyOptions{}) {
 		if !f.OptIn {
 			fams = append(fams, f)
 		}
 	}
-	v := &pullView{groups: []pullGroup{{resource: "nodes", families: fams, maps: []*seriesMap{sm}}}, external: extLabels}
-	return &pullHandler{view: func() *pullView { return v }, metrics: newPullMetrics(reg)}
+	return fams
+}
+
+// pullFixture is a pull handler over the nodes resource, with the given
+// nodes stored.
+func pullFixture(t *testing.T, ext map[string]string, nodes ...*v1.Node) *Handler {
+	t.Helper()
+	var extLabels []encode.Label
+	for _, k := range slices.Sorted(maps.Keys(ext)) {
+		extLabels = append(extLabels, encode.Label{Name: k, Value: ext[k]})
+	}
+	objs := make([]any, len(nodes))
+	for i, n := range nodes {
+		objs[i] = n
+	}
+	v := &View{Groups: []Group{{Resource: "nodes", Families: defaultFamilies(t, "nodes"), Maps: []Source{render(t, "nodes", extLabels, objs...)}}}, External: extLabels}
+	return NewHandler(func() *View { return v }, prometheus.NewRegistry())
 }
 
 func scrapePull(t *testing.T, h http.Handler, url string, header map[string]string) (*http.Response, string) {
