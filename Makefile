@@ -26,7 +26,7 @@ test-e2e: tools ## End-to-end tests only.
 	$(GO) test -race -count=1 -parallel 4 -timeout 30m -v ./e2e
 
 fuzz-short: ## Each fuzz target for 10s: the config loader, the disk buffer's frame reader, every resource's renderer and the Remote-Write 1.0 encoder.
-	GO=$(GO) scripts/fuzz-short.sh ./agent FuzzLoad ./queue/framelog FuzzFrameReader ./watch FuzzRenderers ./encode FuzzAppendWriteRequest
+	GO=$(GO) scripts/fuzz-short.sh ./config FuzzLoad ./queue/framelog FuzzFrameReader ./watch FuzzRenderers ./encode FuzzAppendWriteRequest
 
 vet:
 	$(GO) vet $(PKGS)
@@ -43,7 +43,7 @@ tidy-check:
 	git diff --exit-code go.mod go.sum
 
 bench: ## Micro-benchmarks of the hot paths.
-	$(GO) test -run '^$$' -bench . -benchmem ./encode ./agent ./watch ./kubelet
+	$(GO) test -run '^$$' -bench . -benchmem ./encode ./agent ./pull ./watch ./kubelet
 
 # Not part of `make test`: about 25 minutes at the default scale. BENCH_FLAGS passes flags, e.g.
 # make bench-e2e BENCH_FLAGS='-pods 500 -nodes 50 -interval 10s -window 1m -out ""'

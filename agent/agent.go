@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/leader"
 	"github.com/kube-state-push/kube-state-push/pull"
 	"github.com/kube-state-push/kube-state-push/queue"
@@ -27,7 +28,11 @@ import (
 // Version is the agent's version, set at build time.
 var Version = "dev"
 
-// Options are what an Agent needs beyond its Config.
+// Config is config.Config under the name endpoints.go still uses; it goes
+// once endpoints.go names config.Config itself.
+type Config = config.Config
+
+// Options are what an Agent needs beyond its configuration.
 type Options struct {
 	// Logger receives every log line.
 	Logger *slog.Logger
@@ -52,7 +57,7 @@ type Options struct {
 type Agent struct {
 	// cfg is the running configuration; a reload replaces it (only on the
 	// snapshot goroutine, as every field below that a reload changes).
-	cfg *Config
+	cfg *config.Config
 	// configFile is read again by Reload.
 	configFile string
 	// log receives the agent's logs.
@@ -130,7 +135,7 @@ type Agent struct {
 // New builds an agent from a validated configuration. It opens the
 // self-metrics listener (so a busy port fails here, not later) but starts
 // nothing else.
-func New(cfg *Config, o Options) (*Agent, error) {
+func New(cfg *config.Config, o Options) (*Agent, error) {
 	// A bad web configuration fails the start, not the first request.
 	if err := web.Validate(o.WebConfigFile); err != nil {
 		return nil, fmt.Errorf("web configuration %s: %w", o.WebConfigFile, err)
@@ -154,7 +159,7 @@ func New(cfg *Config, o Options) (*Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		batching := watch.ReadBatching{Window: cfg.readBatching(), NextTick: a.nextTickDue}
+		batching := watch.ReadBatching{Window: cfg.ReadBatching(), NextTick: a.nextTickDue}
 		if a.clients, err = watch.NewClients(rc, "kube-state-push/"+Version, batching); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -61,7 +62,7 @@ func newCustomResources(reg prometheus.Registerer) *customResources {
 // customResources returns the custom resources cfg watches now: none
 // before the CRDs are listed. It starts the discovery the first time a
 // configuration has custom_resource_state (from Run: watchCtx is set).
-func (a *Agent) customResources(cfg *Config) []*watch.Resource {
+func (a *Agent) customResources(cfg *config.Config) []*watch.Resource {
 	crs := cfg.CustomResourceState
 	if crs == nil {
 		// A reload took custom_resource_state out: nothing is missing.
@@ -159,7 +160,7 @@ func (a *Agent) stopCustom() {
 
 // resources returns the resources cfg watches: the built-in ones it names,
 // then the custom resources served now.
-func (a *Agent) resources(cfg *Config) []*watch.Resource {
+func (a *Agent) resources(cfg *config.Config) []*watch.Resource {
 	var rs []*watch.Resource
 	for _, name := range cfg.Watch.Resources {
 		if r, ok := watch.Lookup(name); ok { // Validate refuses unknown ones

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -19,7 +20,7 @@ import (
 // Bad documents are in badConfigs (config_test.go). A good document loads, prints back in the effective configuration, and
 // gives its families' HELP and type to the endpoints' metadata.
 func TestCustomResourceStateConfig(t *testing.T) {
-	cfg, err := LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
+	cfg, err := config.LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
 	require.NoError(t, err)
 	md := familyMetadata(cfg)
 	require.Equal(t, encode.Metadata{Type: encode.TypeGauge, Help: "Replicas of the widget."}, md["kube_customresource_replicas"])
@@ -27,7 +28,7 @@ func TestCustomResourceStateConfig(t *testing.T) {
 
 	out, err := cfg.Effective()
 	require.NoError(t, err)
-	again, err := Load(out, "effective")
+	again, err := config.Load(out, "effective")
 	require.NoError(t, err)
 	require.Equal(t, cfg.CustomResourceState.Doc, again.CustomResourceState.Doc)
 }
@@ -36,7 +37,7 @@ func TestCustomResourceStateConfig(t *testing.T) {
 // scopes from the CRD's scope and the namespaces keys, and sharding by
 // object UID in the series map.
 func TestCustomResourceScopesAndSharding(t *testing.T) {
-	cfg, err := LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
+	cfg, err := config.LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
 	require.NoError(t, err)
 	cfg.Watch.Namespaces = []string{"a", "b"}
 	served := func(namespaced bool) *watch.Resource {
@@ -75,7 +76,7 @@ func TestCustomResourceScopesAndSharding(t *testing.T) {
 // Without a dynamic client (clients given by the caller), custom resources
 // are not watched, which is logged once and keeps nothing from Ready.
 func TestCustomResourcesWithoutDynamicClient(t *testing.T) {
-	cfg, err := LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
+	cfg, err := config.LoadFile(filepath.Join("testdata", "custom_resource_state.yaml"))
 	require.NoError(t, err)
 	cfg.ListenAddress = ""
 	a, err := New(cfg, Options{Clients: &watch.Clients{}, Registry: prometheus.NewRegistry()})

@@ -1,18 +1,24 @@
 // Package agent wires the stages together and runs them.
 //
-// For each configured resource it starts a client-go reflector (package
-// watch) whose store is a seriesMap: every event renders the object into
-// encode-ready series, kept by object UID; objects themselves are never
-// kept, not even by the reflector's own store of a streaming list
-// (watch-list), which the seriesMap's transformer renders into as the
-// objects arrive. A ticker snapshots all series maps with one timestamp per tick —
-// copying references out under each map's lock — and queues the samples,
-// plus a staleness marker for every series that ended, on every remote_write
-// endpoint (package queue).
+// New takes a loaded configuration (package config). For each configured
+// resource it starts a client-go reflector (package watch) whose store is a
+// seriesMap: every event renders the object into encode-ready series, kept
+// by object UID; objects themselves are never kept, not even by the
+// reflector's own store of a streaming list (watch-list), which the
+// seriesMap's transformer renders into as the objects arrive. A ticker
+// snapshots all series maps with one timestamp per tick, copying references
+// out under each map's lock, and offers the frame, with a staleness marker
+// for every series that ended, to every remote_write endpoint (package
+// queue).
 //
-//	reflector ─► seriesMap ─(tick)─► snapshotter ─► queue.Endpoint ─► HTTP
+//	reflector ─► seriesMap ─(tick)─► snapshotter ─► queue endpoint ─► HTTP
+//	                  └──────(scrape)─► pull.Handler
 //
-// The agent also serves its own metrics, /healthz and /readyz, and stops in
-// two phases: stop watching and take a final snapshot, then flush the queues
-// within shutdown_timeout, after which what is left is counted as dropped.
+// The same maps serve the pull page (package pull) through pull.Source.
+// With leader election (package leader) every replica watches but only the
+// leader's snapshots reach the endpoints. The agent also serves its own
+// metrics, /healthz and /readyz, applies reloads between snapshots, and
+// stops in two phases: stop watching and take a final snapshot, then flush
+// the queues within shutdown_timeout, after which what is left is counted
+// as dropped.
 package agent

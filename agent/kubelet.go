@@ -3,34 +3,20 @@ package agent
 import (
 	"bytes"
 	"context"
-	"slices"
 
 	"gopkg.in/yaml.v3"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/internal/confkey"
 	"github.com/kube-state-push/kube-state-push/kubelet"
 )
 
-// validateKubelet fills in the kubelet section's interval
-// (snapshot_interval by default) and checks it: the node list comes from
-// the nodes resource's watch, which must therefore run.
-func (c *Config) validateKubelet() error {
-	if c.Kubelet.Interval == 0 {
-		c.Kubelet.Interval = c.SnapshotInterval
-	}
-	if !slices.Contains(c.Watch.Resources, "nodes") {
-		return confkey.Errorf("kubelet", "needs the nodes resource in resources: the nodes to read come from its watch")
-	}
-	return confkey.Under("kubelet", c.Kubelet.Validate())
-}
-
 // kubeletChanged reports whether a reload changes the kubelet section,
 // which is read only at start, comparing the sections as they print.
-func kubeletChanged(old, cur *Config) bool {
+func kubeletChanged(old, cur *config.Config) bool {
 	a, errA := yaml.Marshal(old.Kubelet)
 	b, errB := yaml.Marshal(cur.Kubelet)
 	return errA != nil || errB != nil || !bytes.Equal(a, b)
@@ -38,7 +24,7 @@ func kubeletChanged(old, cur *Config) bool {
 
 // reloadKubelet hands a reloaded configuration's external labels to the
 // kubelet source.
-func (a *Agent) reloadKubelet(cfg *Config) {
+func (a *Agent) reloadKubelet(cfg *config.Config) {
 	if a.kubelet != nil {
 		a.kubelet.src.SetExternalLabels(externalLabels(cfg.ExternalLabels))
 	}
@@ -58,7 +44,7 @@ type kubeletSource struct {
 
 // newKubelet builds the kubelet source of cfg, or nil when the section is
 // off.
-func (a *Agent) newKubelet(cfg *Config) (*kubeletSource, error) {
+func (a *Agent) newKubelet(cfg *config.Config) (*kubeletSource, error) {
 	if cfg.Kubelet == nil {
 		return nil, nil
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/kubelet"
 )
@@ -93,12 +94,12 @@ func (r recordStore) Set(key types.UID, set *encode.SeriesSet) {
 // reload that changes it is refused; one that leaves it alone is not.
 func TestKubeletReload(t *testing.T) {
 	const base = "remote_write:\n  - url: http://receiver.example/api/v1/write\nkubelet:\n  timeout: 5s\n"
-	load := func(text string) *Config {
-		cfg, err := Load([]byte(text), "inline.yaml")
+	load := func(text string) *config.Config {
+		cfg, err := config.Load([]byte(text), "inline.yaml")
 		require.NoError(t, err)
 		return cfg
 	}
-	same := func(*Config) (int, int) { return 0, 1 }
+	same := func(*config.Config) (int, int) { return 0, 1 }
 	require.NotContains(t, diffConfigs(load(base), load(base), same).restartOnly, "kubelet")
 	require.NotContains(t, diffConfigs(load(base), load(base+"external_labels: {cluster: b}\n"), same).restartOnly, "kubelet",
 		"external labels reach the source without a restart")

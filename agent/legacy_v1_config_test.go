@@ -4,26 +4,22 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// legacy_v1_families names an unknown v1 family: the error names the list
-// entry and its line (TestBadConfigs loads the file).
-func init() {
-	badConfigs["legacy_v1_unknown"] = `legacy_v1_unknown.bad.yaml:3: legacy_v1_families[1]: unknown v1 family "kube_pod_container_resource_requests_cpu"`
-}
+	"github.com/kube-state-push/kube-state-push/config"
+)
 
 // The v1 families are off by default; listed, they are selected, get their
 // v1 metadata (HELP without a stability prefix) and change the group key, so
 // a reload re-renders the resource.
 func TestLegacyV1FamiliesConfig(t *testing.T) {
 	const rw = "remote_write:\n  - url: http://receiver:9090/api/v1/write\n"
-	off, err := Load([]byte("resources: [pods, nodes]\n"+rw), "legacy.yaml")
+	off, err := config.Load([]byte("resources: [pods, nodes]\n"+rw), "legacy.yaml")
 	require.NoError(t, err)
 	md := familyMetadata(off)
 	require.NotContains(t, md, "kube_node_status_capacity_cpu_cores")
 	require.NotContains(t, md, "kube_pod_container_resource_requests_cpu_cores")
 
-	on, err := Load([]byte("resources: [pods, nodes]\nlegacy_v1_families: [kube_node_status_capacity_cpu_cores]\n"+rw), "legacy.yaml")
+	on, err := config.Load([]byte("resources: [pods, nodes]\nlegacy_v1_families: [kube_node_status_capacity_cpu_cores]\n"+rw), "legacy.yaml")
 	require.NoError(t, err)
 	md = familyMetadata(on)
 	require.Contains(t, md, "kube_node_status_capacity_cpu_cores")
@@ -31,13 +27,13 @@ func TestLegacyV1FamiliesConfig(t *testing.T) {
 	require.NotContains(t, md, "kube_node_status_capacity_pods")
 	require.NotContains(t, md, "kube_pod_container_resource_requests_cpu_cores")
 
-	all, err := Load([]byte("resources: [pods, nodes]\nlegacy_v1_families: [\"*\"]\n"+rw), "legacy.yaml")
+	all, err := config.Load([]byte("resources: [pods, nodes]\nlegacy_v1_families: [\"*\"]\n"+rw), "legacy.yaml")
 	require.NoError(t, err)
 	md = familyMetadata(all)
 	require.Contains(t, md, "kube_pod_container_resource_limits_memory_bytes")
 	require.Contains(t, md, "kube_node_status_allocatable_pods")
 
-	d := diffConfigs(off, on, func(c *Config) (int, int) { return c.Watch.Shard, c.Watch.TotalShards })
+	d := diffConfigs(off, on, func(c *config.Config) (int, int) { return c.Watch.Shard, c.Watch.TotalShards })
 	require.Equal(t, []string{"nodes"}, d.resourcesChanged)
 	require.True(t, d.metadataChanged)
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -10,7 +11,7 @@ import (
 // metadata requests with 1.0. HELP carries kube-state-metrics' "[STABLE] "
 // prefix on stable families, as its /metrics page does, so a receiver holds
 // the same metadata as one fed by a Prometheus that scraped it.
-func familyMetadata(cfg *Config) map[string]encode.Metadata {
+func familyMetadata(cfg *config.Config) map[string]encode.Metadata {
 	md := map[string]encode.Metadata{}
 	for _, name := range cfg.Watch.Resources {
 		r, ok := watch.Lookup(name)

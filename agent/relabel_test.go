@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue"
 )
@@ -81,7 +82,7 @@ func testSeries(ts int64, series ...[]string) []queue.Item {
 // configuration loader does, in front of next.
 func testRelabeler(t testing.TB, next appender, rules string) *relabeler {
 	t.Helper()
-	cfg, err := Load([]byte("remote_write:\n  - url: http://receiver/api/v1/write\n    write_relabel_configs:\n"+indent(rules, "      ")), "rules.yaml")
+	cfg, err := config.Load([]byte("remote_write:\n  - url: http://receiver/api/v1/write\n    write_relabel_configs:\n"+indent(rules, "      ")), "rules.yaml")
 	require.NoError(t, err)
 	return newRelabeler(next, cfg.RemoteWrite[0].WriteRelabelConfigs, slog.New(slog.DiscardHandler))
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kube-state-push/kube-state-push/config"
 )
 
 // A reload (SIGHUP, POST /-/reload) reads the configuration file again and
@@ -49,7 +51,7 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 // reloadRequest hands a loaded configuration to the snapshot goroutine.
 type reloadRequest struct {
 	// cfg is the new configuration.
-	cfg *Config
+	cfg *config.Config
 	// result receives the outcome; it has room for it.
 	result chan error
 }
@@ -99,7 +101,7 @@ func (a *Agent) Reload(ctx context.Context) error {
 	if a.configFile == "" {
 		return a.reloaded(nil, errors.New("reloading: the agent was not given a configuration file to read again"))
 	}
-	cfg, err := LoadFile(a.configFile)
+	cfg, err := config.LoadFile(a.configFile)
 	if err != nil {
 		return a.reloaded(nil, &RefusedError{Err: err})
 	}
@@ -155,7 +157,7 @@ func (a *Agent) handleReload(w http.ResponseWriter, r *http.Request) {
 // apply makes cfg the running configuration. It runs on the snapshot
 // goroutine, between snapshots. Everything that can fail is built before
 // anything changes.
-func (a *Agent) apply(cfg *Config) error {
+func (a *Agent) apply(cfg *config.Config) error {
 	d := diffConfigs(a.cfg, cfg, a.sharding)
 	if len(d.restartOnly) > 0 {
 		return a.reloaded(nil, &RefusedError{Err: fmt.Errorf(

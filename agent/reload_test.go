@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -46,13 +47,13 @@ remote_write:
 `
 
 func TestDiffConfigs(t *testing.T) {
-	load := func(text string) *Config {
+	load := func(text string) *config.Config {
 		t.Helper()
-		cfg, err := Load([]byte(text), "diff.yaml")
+		cfg, err := config.Load([]byte(text), "diff.yaml")
 		require.NoError(t, err)
 		return cfg
 	}
-	sharding := func(c *Config) (int, int) { return c.Watch.Shard, c.Watch.TotalShards }
+	sharding := func(c *config.Config) (int, int) { return c.Watch.Shard, c.Watch.TotalShards }
 	for _, tc := range []struct {
 		name    string
 		from    string // replaced in diffBase
@@ -170,9 +171,9 @@ type reloadHarness struct {
 
 // reloadConfig is a configuration of the harness: extra top-level keys,
 // and the receiver the endpoint sends to.
-func (h *reloadHarness) config(extra string, recv *testenv.Capture) *Config {
+func (h *reloadHarness) config(extra string, recv *testenv.Capture) *config.Config {
 	h.t.Helper()
-	cfg, err := Load([]byte(fmt.Sprintf(`listen_address: ""
+	cfg, err := config.Load([]byte(fmt.Sprintf(`listen_address: ""
 push_self_metrics: false
 %s
 remote_write:
@@ -376,7 +377,7 @@ func TestReloadHandler(t *testing.T) {
 	defer recv.Close()
 	good := "listen_address: \"\"\nresources: [nodes]\nremote_write:\n  - url: " + recv.URL() + "\n"
 	require.NoError(t, os.WriteFile(path, []byte(good), 0o600))
-	cfg, err := LoadFile(path)
+	cfg, err := config.LoadFile(path)
 	require.NoError(t, err)
 	listWithoutWatchList(t)
 	clients := watch.Clients{Kube: reloadCluster()}
@@ -477,7 +478,7 @@ func TestReloadForgetsRemovedEndpoint(t *testing.T) {
 	}
 	require.Positive(t, endpointSeries("recv"))
 
-	cfg, err := Load([]byte(fmt.Sprintf("listen_address: \"\"\npush_self_metrics: false\nresources: [nodes]\nremote_write:\n  - url: %s\n    name: other\n    queue_config: {batch_send_deadline: 10ms}\n", h.recv2.URL())), "reload.yaml")
+	cfg, err := config.Load([]byte(fmt.Sprintf("listen_address: \"\"\npush_self_metrics: false\nresources: [nodes]\nremote_write:\n  - url: %s\n    name: other\n    queue_config: {batch_send_deadline: 10ms}\n", h.recv2.URL())), "reload.yaml")
 	require.NoError(t, err)
 	require.NoError(t, h.a.apply(cfg))
 	h.a.draining.Wait()
@@ -508,15 +509,15 @@ func TestReloadSameReceiverDoesNotWait(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer hanging.Close()
-	config := func(header string) *Config {
-		cfg, err := Load([]byte(fmt.Sprintf("listen_address: \"\"\npush_self_metrics: false\nresources: [nodes]\nshutdown_timeout: 20s\nremote_write:\n  - url: %s\n    name: recv\n    headers: {X-Config: %s}\n    queue_config: {batch_send_deadline: 10ms}\n", hanging.URL, header)), "reload.yaml")
+	configWith := func(header string) *config.Config {
+		cfg, err := config.Load([]byte(fmt.Sprintf("listen_address: \"\"\npush_self_metrics: false\nresources: [nodes]\nshutdown_timeout: 20s\nremote_write:\n  - url: %s\n    name: recv\n    headers: {X-Config: %s}\n    queue_config: {batch_send_deadline: 10ms}\n", hanging.URL, header)), "reload.yaml")
 		require.NoError(t, err)
 		return cfg
 	}
-	require.NoError(t, h.a.apply(config("one")))
+	require.NoError(t, h.a.apply(configWith("one")))
 	h.a.snapshot(time.UnixMilli(1000)) // its request hangs
 	start := time.Now()
-	require.NoError(t, h.a.apply(config("two")))
+	require.NoError(t, h.a.apply(configWith("two")))
 	require.Less(t, time.Since(start), time.Second, "the reload does not wait for the old endpoint")
 	h.a.snapshot(time.UnixMilli(2000))
 	close(release)

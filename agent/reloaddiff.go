@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -36,7 +37,7 @@ type configDiff struct {
 
 // diffConfigs compares the running configuration with a new one; sharding
 // gives the shard each renders with.
-func diffConfigs(old, cur *Config, sharding func(*Config) (int, int)) configDiff {
+func diffConfigs(old, cur *config.Config, sharding func(*config.Config) (int, int)) configDiff {
 	var d configDiff
 	if old.Watch.Kubeconfig != cur.Watch.Kubeconfig {
 		d.restartOnly = append(d.restartOnly, "kubeconfig")

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/queue"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -182,7 +183,7 @@ func TestPushSelfMetricsOption(t *testing.T) {
 			if !on {
 				text += "push_self_metrics: false\n"
 			}
-			cfg, err := Load([]byte(text), "test.yaml")
+			cfg, err := config.Load([]byte(text), "test.yaml")
 			require.NoError(t, err)
 			require.Equal(t, on, cfg.PushSelfMetrics)
 			// No resources to watch: the maps stay empty.

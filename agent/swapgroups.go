@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/pull"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -16,7 +17,7 @@ import (
 // resources, and replacements (pending until their initial list is stored)
 // for resources whose key changed, and retires the groups of resources no
 // longer watched.
-func (a *Agent) swapGroups(cfg *Config) {
+func (a *Agent) swapGroups(cfg *config.Config) {
 	shard, total := a.sharding(cfg)
 	owns := (&watch.Config{Shard: shard, TotalShards: total}).Owner()
 	active := map[string]*watchGroup{}
@@ -141,7 +142,7 @@ func (a *Agent) newPullView() *pull.View {
 
 // sharding returns the shard and shard count cfg renders with: its own, or
 // with auto_sharding those found at start.
-func (a *Agent) sharding(cfg *Config) (shard, total int) {
+func (a *Agent) sharding(cfg *config.Config) (shard, total int) {
 	if cfg.Watch.AutoSharding {
 		return a.autoShard, a.autoTotal
 	}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -39,7 +42,7 @@ type watchGroup struct {
 
 // newGroup builds the series maps of one resource as cfg says, rendering
 // only what owns owns (nil: everything); start starts its reflectors.
-func newGroup(cfg *Config, r *watch.Resource, key string, owns func(types.UID) bool, m *metrics, log *slog.Logger) *watchGroup {
+func newGroup(cfg *config.Config, r *watch.Resource, key string, owns func(types.UID) bool, m *metrics, log *slog.Logger) *watchGroup {
 	g := &watchGroup{resource: r, key: key, scopes: cfg.Watch.Scopes(r)}
 	rm := m.forResource(r.Name)
 	ext := externalLabels(cfg.ExternalLabels)
@@ -137,7 +140,7 @@ func retire(m *seriesMap, keep map[uint64]struct{}) {
 // the families selected and their options, the external labels and the
 // objects' shard. Groups with equal keys render the same series, so a
 // reload keeps a group whose key did not change.
-func groupKey(cfg *Config, r *watch.Resource, shard, total int) string {
+func groupKey(cfg *config.Config, r *watch.Resource, shard, total int) string {
 	var b strings.Builder
 	for _, sc := range cfg.Watch.Scopes(r) {
 		fmt.Fprintf(&b, "scope %q %q\n", sc.Namespace, sc.FieldSelector)
@@ -159,7 +162,7 @@ func groupKey(cfg *Config, r *watch.Resource, shard, total int) string {
 // externalLabels returns the external labels sorted by name.
 func externalLabels(m map[string]string) []encode.Label {
 	ls := make([]encode.Label, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		ls = append(ls, encode.Label{Name: k, Value: m[k]})
 	}
 	return ls

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
@@ -30,7 +31,7 @@ import (
 // starts its server (without Run); it returns the agent and its base URL.
 func servingAgent(t *testing.T, extra string, o Options) (*Agent, string) {
 	t.Helper()
-	cfg, err := Load([]byte("listen_address: 127.0.0.1:0\nresources: [nodes]\n"+extra+"remote_write:\n  - url: http://127.0.0.1:1/write\n"), "web.yaml")
+	cfg, err := config.Load([]byte("listen_address: 127.0.0.1:0\nresources: [nodes]\n"+extra+"remote_write:\n  - url: http://127.0.0.1:1/write\n"), "web.yaml")
 	require.NoError(t, err)
 	clients := watch.Clients{Kube: reloadCluster()}
 	o.Clients, o.Registry = &clients, prometheus.NewRegistry()
@@ -174,7 +175,7 @@ func TestWebConfigTLSBasicAuth(t *testing.T) {
 func TestWebConfigInvalid(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "web.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("tls_server_config:\n  cert_file: /nonexistent.crt\n  key_file: /nonexistent.key\n"), 0o600))
-	cfg, err := Load([]byte("listen_address: 127.0.0.1:0\nresources: [nodes]\nremote_write:\n  - url: http://127.0.0.1:1/write\n"), "web.yaml")
+	cfg, err := config.Load([]byte("listen_address: 127.0.0.1:0\nresources: [nodes]\nremote_write:\n  - url: http://127.0.0.1:1/write\n"), "web.yaml")
 	require.NoError(t, err)
 	clients := watch.Clients{Kube: reloadCluster()}
 	_, err = New(cfg, Options{Clients: &clients, Registry: prometheus.NewRegistry(), WebConfigFile: path})

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
@@ -53,7 +53,7 @@ func TestClusterRole(t *testing.T) {
 func TestConfig(t *testing.T) {
 	data, err := os.ReadFile("base/config.yaml")
 	require.NoError(t, err)
-	cfg, err := agent.Load(data, "base/config.yaml")
+	cfg, err := config.Load(data, "base/config.yaml")
 	require.NoError(t, err)
 	require.Empty(t, cfg.Watch.Kubeconfig, "in-cluster")
 	require.Equal(t, watch.DefaultResources, cfg.Watch.Resources, "no resources key: the defaults")
@@ -85,7 +85,7 @@ func TestShardedOverlay(t *testing.T) {
 
 	data, err := os.ReadFile("sharded/config.yaml")
 	require.NoError(t, err)
-	cfg, err := agent.Load(data, "sharded/config.yaml")
+	cfg, err := config.Load(data, "sharded/config.yaml")
 	require.NoError(t, err)
 	require.True(t, cfg.Watch.AutoSharding)
 
@@ -134,7 +134,7 @@ func TestHAOverlay(t *testing.T) {
 	t.Setenv("POD_NAME", "kube-state-push-0")
 	data, err := os.ReadFile("ha/config.yaml")
 	require.NoError(t, err)
-	cfg, err := agent.Load(data, "ha/config.yaml")
+	cfg, err := config.Load(data, "ha/config.yaml")
 	require.NoError(t, err)
 	le := cfg.LeaderElection
 	require.True(t, le.Enabled)
@@ -168,14 +168,14 @@ func TestHAReplicasOverlay(t *testing.T) {
 	t.Setenv("POD_NAME", "kube-state-push-5d8c7b9f6-x2k4q")
 	data, err := os.ReadFile("ha-replicas/config.yaml")
 	require.NoError(t, err)
-	cfg, err := agent.Load(data, "ha-replicas/config.yaml")
+	cfg, err := config.Load(data, "ha-replicas/config.yaml")
 	require.NoError(t, err)
 	require.False(t, cfg.LeaderElection.Enabled, "every replica pushes")
 	require.Equal(t, map[string]string{"cluster": "my-cluster", "__replica__": "kube-state-push-5d8c7b9f6-x2k4q"}, cfg.ExternalLabels)
 
 	// Without POD_NAME the label would be empty: refused, naming it.
 	t.Setenv("POD_NAME", "")
-	_, err = agent.Load(data, "ha-replicas/config.yaml")
+	_, err = config.Load(data, "ha-replicas/config.yaml")
 	require.ErrorContains(t, err, "external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: POD_NAME)")
 
 	requireContainsAll(t, "ha-replicas/deployment.yaml", "value: 2", "name: POD_NAME", "fieldPath: metadata.name")

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/queue"
 )
 
@@ -32,11 +32,11 @@ func kustomizations(t *testing.T) []string {
 
 // loadRendered loads the agent configuration a kustomization generates,
 // with the downward API env the overlays expect.
-func loadRendered(t *testing.T, dir string, r rendered) *agent.Config {
+func loadRendered(t *testing.T, dir string, r rendered) *config.Config {
 	t.Helper()
 	t.Setenv("POD_NAME", "kube-state-push-0")
 	t.Setenv("POD_NAMESPACE", "kube-state-push")
-	cfg, err := agent.Load(r.config, filepath.Join(dir, configFile))
+	cfg, err := config.Load(r.config, filepath.Join(dir, configFile))
 	require.NoError(t, err, dir)
 	return cfg
 }

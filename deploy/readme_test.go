@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 )
 
 // readmeSection returns the README's section under the heading, up to the
@@ -104,7 +104,7 @@ func TestReadmeInstallWalkthrough(t *testing.T) {
 	var base appsv1.Deployment
 	readManifest(t, "base/deployment.yaml", &base, true)
 	require.Equal(t, "kube-state-push", base.Namespace)
-	baseCfg, err := agent.LoadFile("base/config.yaml")
+	baseCfg, err := config.LoadFile("base/config.yaml")
 	require.NoError(t, err)
 	fams := knownFamilies(t)
 	paths := servedPaths(t)
@@ -123,7 +123,7 @@ func TestReadmeInstallWalkthrough(t *testing.T) {
 			require.FileExists(t, filepath.Join("..", fields[1]), cmd)
 			seen["edit"] = true
 		case strings.HasPrefix(cmd, "kube-state-push check-config "):
-			_, err := agent.LoadFile(filepath.Join("..", fields[2]))
+			_, err := config.LoadFile(filepath.Join("..", fields[2]))
 			require.NoError(t, err, cmd)
 			seen["check-config"] = true
 		case strings.HasPrefix(cmd, "kubectl apply -k "):
@@ -179,7 +179,7 @@ func TestReadmeInstallWalkthrough(t *testing.T) {
 	snippets := codeBlocks(section, "yaml")
 	require.NotEmpty(t, snippets)
 	for i, y := range snippets {
-		_, err := agent.Load([]byte(y), "README snippet")
+		_, err := config.Load([]byte(y), "README snippet")
 		require.NoError(t, err, "snippet %d:\n%s", i, y)
 	}
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
@@ -28,7 +29,7 @@ var crsIntentionalDifferences []string
 // crsFamilies returns the names of the document's families.
 func crsFamilies(t *testing.T, doc string) map[string]customresource.Config {
 	t.Helper()
-	cfg, err := agent.Load([]byte("remote_write: [{url: http://127.0.0.1:1/}]\ncustom_resource_state:\n"+indent(doc, "  ")), "crs")
+	cfg, err := config.Load([]byte("remote_write: [{url: http://127.0.0.1:1/}]\ncustom_resource_state:\n"+indent(doc, "  ")), "crs")
 	require.NoError(t, err)
 	out := map[string]customresource.Config{}
 	for _, f := range cfg.CustomResourceState.Families() {

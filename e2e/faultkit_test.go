@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
@@ -54,7 +55,7 @@ func runOwnAgent(t *testing.T, ctx context.Context, cfgText string, o agent.Opti
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfgText), 0o600))
-	cfg, err := agent.LoadFile(path)
+	cfg, err := config.LoadFile(path)
 	require.NoError(t, err, "config:\n%s", cfgText)
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()

@@ -163,13 +163,13 @@ remote_write:
 }
 
 // A configuration that gives a secret-bearing key a value of the wrong type
-// (agent/testdata/secret_wrong_types.yaml, where every such key holds
+// (config/testdata/secret_wrong_types.yaml, where every such key holds
 // TOPSECRET-4f9c) is refused naming each key and line, and neither
 // check-config nor the binary's start shows the value: not on stdout, not
 // on stderr. (A reload reads the file through the same loader.)
 func TestConfigErrorsHideSecrets(t *testing.T) {
 	bin := buildAgent(t)
-	path, err := filepath.Abs("../agent/testdata/secret_wrong_types.yaml")
+	path, err := filepath.Abs("../config/testdata/secret_wrong_types.yaml")
 	require.NoError(t, err)
 	const secret = "TOPSECRET-4f9c"
 	raw, err := os.ReadFile(path)

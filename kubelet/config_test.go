@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/kubelet"
 )
 
@@ -44,7 +44,7 @@ func TestBadConfigs(t *testing.T) {
 	require.ElementsMatch(t, want, names, "every bad config has its expected error")
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := agent.LoadFile(filepath.Join("testdata", name+".bad.yaml"))
+			cfg, err := config.LoadFile(filepath.Join("testdata", name+".bad.yaml"))
 			require.Nil(t, cfg)
 			require.Error(t, err)
 			require.Equal(t, "testdata/"+badConfigs[name], err.Error())
@@ -54,7 +54,7 @@ func TestBadConfigs(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	data := []byte("remote_write:\n  - url: http://receiver.example/api/v1/write\nsnapshot_interval: 20s\nkubelet: {}\n")
-	cfg, err := agent.Load(data, "inline.yaml")
+	cfg, err := config.Load(data, "inline.yaml")
 	require.NoError(t, err)
 	k := cfg.Kubelet
 	require.NotNil(t, k)
@@ -70,13 +70,13 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, map[string]string{"endpoint": "https-metrics", "namespace": "kube-system", "service": "kube-prometheus-stack-kubelet"}, k.TargetLabels)
 
 	// Off unless the section is there.
-	cfg, err = agent.Load([]byte("remote_write:\n  - url: http://receiver.example/api/v1/write\n"), "inline.yaml")
+	cfg, err = config.Load([]byte("remote_write:\n  - url: http://receiver.example/api/v1/write\n"), "inline.yaml")
 	require.NoError(t, err)
 	require.Nil(t, cfg.Kubelet)
 }
 
 func TestConfigGoodLoadsBack(t *testing.T) {
-	cfg, err := agent.LoadFile(filepath.Join("testdata", "good.yaml"))
+	cfg, err := config.LoadFile(filepath.Join("testdata", "good.yaml"))
 	require.NoError(t, err)
 	require.Equal(t, kubelet.ModeAPIServer, cfg.Kubelet.Mode)
 	require.Equal(t, 20*time.Second, cfg.Kubelet.Interval)
@@ -87,7 +87,7 @@ func TestConfigGoodLoadsBack(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "effective.yaml")
 	require.NoError(t, os.WriteFile(f, out, 0o600))
-	again, err := agent.LoadFile(f)
+	again, err := config.LoadFile(f)
 	require.NoError(t, err, "effective config:\n%s", out)
 	require.Equal(t, paths, stripped(again.Kubelet.Paths))
 	require.Equal(t, cfg.Kubelet.Interval, again.Kubelet.Interval)
@@ -130,7 +130,7 @@ func TestExampleConfigBlock(t *testing.T) {
 	}
 	require.NotEmpty(t, block)
 	text := "remote_write:\n  - url: http://receiver.example/api/v1/write\n" + strings.Join(block, "\n") + "\n"
-	cfg, err := agent.Load([]byte(text), "config.yaml")
+	cfg, err := config.Load([]byte(text), "config.yaml")
 	require.NoError(t, err, "%s", text)
 	require.Equal(t, kubelet.ModeDirect, cfg.Kubelet.Mode)
 	require.Equal(t, []string{"/metrics/cadvisor"}, pathNames(cfg.Kubelet.Paths))
@@ -143,13 +143,13 @@ func TestConfigRelativePaths(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(f, []byte("remote_write:\n  - url: http://receiver.example/api/v1/write\nkubelet:\n  bearer_token_file: token\n  tls_config: {ca_file: certs/ca.crt}\n"), 0o600))
-	cfg, err := agent.LoadFile(f)
+	cfg, err := config.LoadFile(f)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "token"), cfg.Kubelet.BearerTokenFile)
 	require.Equal(t, filepath.Join(dir, "certs/ca.crt"), cfg.Kubelet.TLSConfig.CAFile)
 
 	require.NoError(t, os.WriteFile(f, []byte("remote_write:\n  - url: http://receiver.example/api/v1/write\nkubelet: {}\n"), 0o600))
-	cfg, err = agent.LoadFile(f)
+	cfg, err = config.LoadFile(f)
 	require.NoError(t, err)
 	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/token", cfg.Kubelet.BearerTokenFile)
 	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", cfg.Kubelet.TLSConfig.CAFile)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 )
 
 func main() {
@@ -31,7 +32,7 @@ func checkConfig(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: kube-state-push check-config FILE")
 		return 2
 	}
-	cfg, err := agent.LoadFile(args[0])
+	cfg, err := config.LoadFile(args[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -79,7 +80,7 @@ func run() int {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	klog.SetSlogLogger(logger.With("component", "client-go"))
 
-	cfg, err := agent.LoadFile(*configFile)
+	cfg, err := config.LoadFile(*configFile)
 	if err != nil {
 		// Plain text, one problem a line: a log line would quote and escape
 		// the messages a person has to read.

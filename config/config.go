@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,9 @@ import (
 )
 
 // Config is the whole configuration file. Each stage's settings live beside
-// the stage (watch.Config, queue.Config); this type only composes them.
+// the stage (watch.Config, queue.Config, pull.Config, ...); this type only
+// composes them, with the few keys of the agent itself (the snapshot
+// ticker, external labels, its own listener, shutdown).
 type Config struct {
 	// Watch chooses the cluster and the resources (kubeconfig, resources).
 	Watch watch.Config `yaml:",inline"`
@@ -47,14 +50,12 @@ type Config struct {
 	// LeaderElection lets replicas elect one that pushes (package leader).
 	LeaderElection leader.Config `yaml:"leader_election,omitempty"`
 	// CustomResourceState renders custom resources from kube-state-metrics'
-	// CustomResourceStateMetrics document, inline or the path of a file
-	// (customresource.Config, customresources.go).
+	// CustomResourceStateMetrics document, inline or the path of a file.
 	CustomResourceState *customresource.Config `yaml:"custom_resource_state,omitempty"`
 	// Pull also serves the state series for scraping (package pull).
 	Pull pull.Config `yaml:"pull,omitempty"`
 	// Kubelet also reads every owned node's kubelet (/metrics/cadvisor by
-	// default) and pushes its series with the state series
-	// (kubelet.Config, kubelet.go); nil: off.
+	// default) and pushes its series with the state series; nil: off.
 	Kubelet *kubelet.Config `yaml:"kubelet,omitempty"`
 }
 
@@ -110,10 +111,10 @@ func expandExternalLabels(labels map[string]string) []error {
 	return errs
 }
 
-// readBatching is the API server connections' read batching: at most a
+// ReadBatching is the API server connections' read batching: at most a
 // tenth of snapshot_interval, so that an interval always holds many
 // windows.
-func (c *Config) readBatching() time.Duration {
+func (c *Config) ReadBatching() time.Duration {
 	return min(c.Watch.KubeAPIReadBatching, c.SnapshotInterval/10)
 }
 
@@ -173,6 +174,19 @@ func (c *Config) Validate() error {
 		names[n] = i
 	}
 	return errors.Join(errs...)
+}
+
+// validateKubelet fills in the kubelet section's interval
+// (snapshot_interval by default) and checks it: the node list comes from
+// the nodes resource's watch, which must therefore run.
+func (c *Config) validateKubelet() error {
+	if c.Kubelet.Interval == 0 {
+		c.Kubelet.Interval = c.SnapshotInterval
+	}
+	if !slices.Contains(c.Watch.Resources, "nodes") {
+		return confkey.Errorf("kubelet", "needs the nodes resource in resources: the nodes to read come from its watch")
+	}
+	return confkey.Under("kubelet", c.Kubelet.Validate())
 }
 
 func sortedKeys(m map[string]string) []string {

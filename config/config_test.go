@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"os"
@@ -50,7 +50,7 @@ func TestExampleConfig(t *testing.T) {
 		MinBackoff:        30 * time.Millisecond,
 		MaxBackoff:        5 * time.Second,
 		RetryOnHTTP429:    true,
-		MaxRetryDuration:  0, // retried until the queue must make room (issue 11)
+		MaxRetryDuration:  0, // retried until the queue must make room
 	}, rw.QueueConfig)
 	require.Equal(t, queue.DefaultQueueConfig, rw.QueueConfig, "the example shows the defaults")
 
@@ -189,7 +189,8 @@ var badConfigs = map[string]string{
 	"relabel_target":          `relabel_target.bad.yaml:4: remote_write[0].write_relabel_configs[0]: relabel configuration for replace action requires 'target_label' value`,
 	"external_label_env":      `external_label_env.bad.yaml:5: external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: KSP_TEST_UNSET_VARIABLE)`,
 	"external_label_reserved": `external_label_reserved.bad.yaml:4: external_labels.__name__: "__name__" is not a valid label name`,
-	// custom_resource_state, inline and in a file (customresources_test.go).
+	"legacy_v1_unknown":       `legacy_v1_unknown.bad.yaml:3: legacy_v1_families[1]: unknown v1 family "kube_pod_container_resource_requests_cpu"`,
+	// custom_resource_state, inline and in a file.
 	"custom_resource_state_path":        `custom_resource_state_path.bad.yaml:13: custom_resource_state.spec.resources[0].metrics[0].each.gauge.path: invalid list lookup: [Ready]`,
 	"custom_resource_state_unknown_key": `custom_resource_state_unknown_key.bad.yaml:7: custom_resource_state.spec.resources[0].metric: unknown key`,
 	"custom_resource_state_type":        `custom_resource_state_type.bad.yaml:10: custom_resource_state.spec.resources[0].metrics[0].each.type: unknown metric type summary`,
@@ -343,6 +344,6 @@ func TestReadBatchingDefault(t *testing.T) {
 	} {
 		cfg, err := Load([]byte(c.text+"remote_write:\n  - url: http://a:9090/\n"), "a.yaml")
 		require.NoError(t, err)
-		require.Equal(t, c.want, cfg.readBatching(), "%q", c.text)
+		require.Equal(t, c.want, cfg.ReadBatching(), "%q", c.text)
 	}
 }
