@@ -53,8 +53,7 @@ func (f family) has(label string) bool {
 }
 
 // selfMetrics reads the Namespace/Subsystem/Name of every metric created in
-// agent/metrics.go, agent/reload.go and queue/metrics.go, with its variable
-// labels. Histograms
+// the packages agent, queue, pull and leader, with its variable labels. Histograms
 // give their _bucket (with le), _sum and _count series.
 func selfMetrics(t *testing.T) map[string]family {
 	t.Helper()
@@ -80,7 +79,7 @@ func selfMetrics(t *testing.T) map[string]family {
 			collectConsts(f, consts)
 		}
 	}
-	for _, dir := range []string{"../agent", "../queue"} {
+	for _, dir := range []string{"../agent", "../queue", "../pull", "../leader"} {
 		parsePackage(dir)
 		for i, f := range files {
 			file := names[i]
