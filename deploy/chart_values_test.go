@@ -226,13 +226,13 @@ func haveHelm(t *testing.T) bool {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("missing helm in CI: %v", err)
 		}
-		t.Logf("helm not built: the README's helm commands are not rendered: %v", err)
+		t.Logf("helm not built: the install docs' helm commands are not rendered: %v", err)
 		return false
 	}
 	return true
 }
 
-// checkHelmCommand checks a helm install or upgrade of the README: it
+// checkHelmCommand checks a helm install or upgrade of the install docs: it
 // installs this chart as the release and namespace of deploy/base (so that
 // the walkthrough's kubectl, port-forward and query steps hold for it too),
 // its values files exist, it sets only keys the chart has, and, with helm

@@ -2,8 +2,8 @@
 // the code: the ClusterRole grants exactly what the agent watches, read-only,
 // the configurations load, every kustomization runs each endpoint with a
 // disk buffer of its own on a writable volume (diskbuffer_test.go, on
-// kustomizations rendered by render_test.go), and the README's install
-// walkthrough refers only to what exists.
+// kustomizations rendered by render_test.go), and the install walkthrough
+// (the README's and docs/install.md) refers only to what exists.
 package deploy_test
 
 import (

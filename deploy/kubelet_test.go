@@ -13,7 +13,7 @@ import (
 
 // The kubelet section's RBAC (deploy/kubelet) adds to the base exactly get
 // on the one subresource its mode needs: nodes/metrics for direct,
-// nodes/proxy for apiserver. The test builds the overlay the README
+// nodes/proxy for apiserver. The test builds the overlay docs/kubelet.md
 // describes (the base, the patch, the configuration with the section) and
 // renders it in-process and, with kubectl at hand, with kubectl.
 func TestKubeletRBAC(t *testing.T) {

@@ -31,6 +31,14 @@ func readmeSection(t *testing.T, heading string) string {
 	return s
 }
 
+// installText is what the install walkthrough says: the README's install
+// section, then docs/install.md, which holds the shapes, the chart and the
+// disk buffer's sizing that the README links to.
+func installText(t *testing.T) string {
+	t.Helper()
+	return readmeSection(t, "## Install in a cluster") + "\n" + string(mustRead(t, "../docs/install.md"))
+}
+
 // codeBlocks returns the fenced blocks of a language in markdown text.
 func codeBlocks(md, lang string) []string {
 	var out []string
@@ -90,14 +98,15 @@ func expandAlternatives(p string) []string {
 	return out
 }
 
-// The install walkthrough in the README refers only to things that exist:
+// The install walkthrough (the README's section and docs/install.md) refers
+// only to things that exist:
 // the kustomizations it applies (which render, when kubectl is at hand),
 // the files it edits, the configuration it checks and the snippets it
 // shows (which load), the objects it waits for and port-forwards to, the
 // port, the HTTP paths and self-metrics it reads, and a PromQL query over
 // real families and the base configuration's cluster label.
 func TestReadmeInstallWalkthrough(t *testing.T) {
-	section := readmeSection(t, "## Install in a cluster")
+	section := installText(t)
 	cmds := shellCommands(codeBlocks(section, "sh"))
 	require.NotEmpty(t, cmds)
 
@@ -175,8 +184,9 @@ func TestReadmeInstallWalkthrough(t *testing.T) {
 		require.True(t, seen[step], "the walkthrough has a %s step", step)
 	}
 
-	// The configuration snippets load as they are.
-	snippets := codeBlocks(section, "yaml")
+	// The configuration snippets load as they are: those of the install
+	// pages, and the README's minimal configuration.
+	snippets := append(codeBlocks(section, "yaml"), codeBlocks(string(mustRead(t, "../README.md")), "yaml")...)
 	require.NotEmpty(t, snippets)
 	for i, y := range snippets {
 		_, err := config.Load([]byte(y), "README snippet")
@@ -191,9 +201,9 @@ func TestReadmeInstallWalkthrough(t *testing.T) {
 	require.Contains(t, fams, "kube_state_push_config_last_reload_successful")
 	for _, m := range regexp.MustCompile("`((?:deploy|e2e)/[a-z_./-]+)`").FindAllStringSubmatch(section, -1) {
 		_, err := os.Stat(filepath.Join("..", m[1]))
-		require.NoError(t, err, "the README names %s", m[1])
+		require.NoError(t, err, "the install docs name %s", m[1])
 	}
-	for _, m := range regexp.MustCompile(`\]\((deploy/[a-z-]+)\)`).FindAllStringSubmatch(section, -1) {
+	for _, m := range regexp.MustCompile(`\]\((?:\.\./)?(deploy/[a-z-]+)\)`).FindAllStringSubmatch(section, -1) {
 		dir := strings.TrimPrefix(m[1], "deploy/")
 		kustomizationFiles(t, dir)
 		require.True(t, slices.Contains(cmdsAndProse(cmds, section), "kubectl apply -k "+m[1]), "%s is applied somewhere", m[1])
@@ -216,12 +226,12 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
-// What the install section says of the disk buffer holds: the manifest
+// What the install docs say of the disk buffer holds: the manifest
 // values it quotes are in the rendered manifests, the paths it names are
 // the base's buffer mount and endpoint directory, and the self-metrics it
 // names exist, with a reason the queue counts.
 func TestReadmeDiskBuffer(t *testing.T) {
-	section := readmeSection(t, "## Install in a cluster")
+	section := installText(t)
 	var manifests strings.Builder
 	for _, dir := range kustomizations(t) {
 		r := renderKustomization(t, dir)
@@ -231,7 +241,7 @@ func TestReadmeDiskBuffer(t *testing.T) {
 	values := regexp.MustCompile("`((?:fsGroup|sizeLimit|ephemeral-storage|storage|max_bytes|type): [^`]+)`").FindAllStringSubmatch(section, -1)
 	require.GreaterOrEqual(t, len(values), 6)
 	for _, m := range values {
-		require.True(t, strings.Contains(manifests.String(), m[1]), "the README quotes %s, which no rendered manifest has", m[1])
+		require.True(t, strings.Contains(manifests.String(), m[1]), "the install docs quote %s, which no rendered manifest has", m[1])
 	}
 
 	r := renderKustomization(t, "base")
@@ -246,7 +256,7 @@ func TestReadmeDiskBuffer(t *testing.T) {
 	paths := regexp.MustCompile("`(/var/lib/[^`]*)`").FindAllStringSubmatch(section, -1)
 	require.NotEmpty(t, paths)
 	for _, m := range paths {
-		require.Contains(t, known, m[1], "the README names %s", m[1])
+		require.Contains(t, known, m[1], "the install docs name %s", m[1])
 	}
 
 	fams := knownFamilies(t)
@@ -259,7 +269,7 @@ func TestReadmeDiskBuffer(t *testing.T) {
 	metrics := regexp.MustCompile("`(kube_state_push_[a-z_]+)(?:\\{reason=\"([a-z_]+)\"\\})?`").FindAllStringSubmatch(section, -1)
 	require.NotEmpty(t, metrics)
 	for _, m := range metrics {
-		require.Contains(t, fams, m[1], "the README names %s", m[1])
+		require.Contains(t, fams, m[1], "the install docs name %s", m[1])
 		if m[2] != "" {
 			reason := regexp.MustCompile(`Reason\w+\s*=\s*"` + m[2] + `"`)
 			require.True(t, reason.MatchString(queueSrc.String()), "%s: no such reason in queue/", m[0])
