@@ -5,8 +5,11 @@ export GOTOOLCHAIN ?= local
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/kube-state-push/kube-state-push/agent.Version=$(VERSION)
 PKGS := ./...
+# The unit tests that also run on arm64: all but the ones that start the
+# real parts (e2e) and the side-by-side benchmark.
+ARM64_PKGS = $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/bench$$')
 
-.PHONY: all build tools test test-unit test-e2e fuzz-short vet fmt-check lint tidy-check bench bench-e2e demo docs clean
+.PHONY: all build tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint tidy-check bench bench-e2e demo docs clean
 
 all: build
 
@@ -16,11 +19,17 @@ build: ## Build bin/kube-state-push.
 tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, helm (for the chart tests) and a hollow kubelet (tools/kubelet, for the kubelet tests) from the Go module proxy (cached).
 	scripts/build-tools.sh
 
-test: tools vet fmt-check fuzz-short ## Every test: unit and end-to-end against the real parts, with -race.
+test: tools vet fmt-check fuzz-short ## Every test: unit and end-to-end against the real parts with -race, and the unit tests on arm64.
 	$(GO) test -race -count=1 -parallel 4 -timeout 30m $(PKGS)
+	$(MAKE) test-arm64
 
 test-unit: ## Unit tests only (no real parts needed).
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+# No -race: the race detector does not run under emulation.
+test-arm64: ## Unit tests built for arm64, run under qemu-aarch64-static (scripts/install-packages.sh installs it).
+	@command -v qemu-aarch64-static >/dev/null || { echo "qemu-aarch64-static not found: run scripts/install-packages.sh"; exit 1; }
+	GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static $(ARM64_PKGS)
 
 test-e2e: tools ## End-to-end tests only.
 	$(GO) test -race -count=1 -parallel 4 -timeout 30m -v ./e2e
