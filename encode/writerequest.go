@@ -84,7 +84,7 @@ func putVarint(b []byte, v uint64) {
 // timestamp (2, varint).
 const (
 	tagSampleValue     = 1<<3 | 1
-	tagSampleTimestamp = 2<<3 | 0
+	tagSampleTimestamp = 2 << 3 // wire type 0
 )
 
 // sampleTime keeps the encoded timestamp field of the last sample; its
