@@ -69,7 +69,8 @@ bench: ## Micro-benchmarks of the hot paths.
 bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent; writes docs/performance.md.
 	$(GO) run ./bench -agent bin/kube-state-push $(BENCH_FLAGS)
 
-demo: tools ## A local control plane with sample objects, Prometheus, and the agent pushing into it.
+demo: ## A local control plane with sample objects, Prometheus, and the agent pushing into it.
+	scripts/build-tools.sh kube prometheus
 	$(GO) run ./demo
 
 docs: tools ## Regenerate docs/labels.json (from kube-state-metrics' own output) and docs/metrics.md.
