@@ -219,7 +219,7 @@ func poll(ctx context.Context, procs []*testenv.Process, limit time.Duration, do
 		}
 		for _, p := range procs {
 			if p.Exited() {
-				return fmt.Errorf("%s exited (%v); log %s:\n%s", p.Name, p.Err(), p.Log, p.Tail())
+				return fmt.Errorf("%s exited (%w); log %s:\n%s", p.Name, p.Err(), p.Log, p.Tail())
 			}
 		}
 		if time.Now().After(deadline) {

@@ -25,12 +25,6 @@ func (l *labelSet) set(name, value string) {
 	*l = slices.Insert(*l, i, label{name, value})
 }
 
-// has reports whether the set has a label of this name.
-func (l labelSet) has(name string) bool {
-	_, found := slices.BinarySearchFunc(l, name, func(x label, n string) int { return strings.Compare(x.name, n) })
-	return found
-}
-
 // labelSetOf returns the labels of a map, sorted.
 func labelSetOf(m map[string]string) labelSet {
 	out := make(labelSet, 0, len(m))

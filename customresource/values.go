@@ -273,7 +273,7 @@ var invalidLabelChar = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 func sanitizeLabelName(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
 			return invalidLabelChar.ReplaceAllString(s, "_")
 		}
 	}

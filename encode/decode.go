@@ -26,19 +26,6 @@ func DecodeLabels(b []byte) ([]Label, error) {
 	return out, nil
 }
 
-// readVarint returns the varint at the start of b and its length in bytes
-// (0 when b holds no complete varint).
-func readVarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return v, i + 1
-		}
-	}
-	return 0, 0
-}
-
 // DecodeWriteRequest decodes a Remote-Write 1.0 request body: a snappy
 // block holding a prometheus.WriteRequest. It is for receivers in tests and
 // tools, not the hot path.

@@ -248,27 +248,23 @@ func AppendLabels(dst, labels []byte) []byte {
 }
 
 // appendExpanded is AppendLabels with the interned table loaded once. It
-// is the send path's inner loop where appendSeriesFast's assembly is not
-// (other platforms, and the series it leaves), so each element, literal or
-// referred to, is found by one switch on its first byte and copied on its
-// own; the one-byte lengths and two-byte references nearly all of them
-// have are read inline, the rest left to resolve and elemLen. Copying runs of
-// literals together took more branches than it saved copies: the ratio of
-// BenchmarkProtocolEncode/v1 to its snappy floor went from 1.99 to 1.85
-// (medians of 8 alternating runs). A call per reference costs a tenth of
-// the encoding.
+// is the send path's inner loop, so each element, literal or referred to,
+// is found by one switch on its first byte and copied on its own; the
+// one-byte lengths and two-byte references nearly all of them have are
+// read inline, the rest left to resolve and elemLen. Copying runs of
+// literals together took more branches than it saved copies, and a call
+// per reference costs a tenth of the encoding.
 //
 // An element of up to wideCopy bytes is copied with four 16-byte stores,
 // not by copy's call to memmove (always four: a branch on its length, with
 // half the elements either side of 32 bytes, cost more than the stores).
 // Where both the element's and dst's capacity reach wideCopy bytes on, the
 // stores may read past the element and write past it into dst's spare
-// room, which the next element or the caller overwrites. Readers past an element stay inside what was written before
-// it was handed out: a series' labels end their capacity at their set's
-// end (SeriesSet.Labels), and an interned element is alone in a buffer of
-// at least wideCopy bytes. With appendSample's stores in place, that took
-// BenchmarkAppendWriteRequest from about 80 to 58 ns a sample
-// (docs/performance.md).
+// room, which the next element or the caller overwrites. Reads past an
+// element stay inside what was written before it was handed out: a
+// series' labels end their capacity at their set's end
+// (SeriesSet.Labels), and an interned element is alone in a buffer of at
+// least wideCopy bytes.
 func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 	c := uint64(cap(labels))
 	for i := 0; i < len(labels); {

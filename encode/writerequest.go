@@ -42,38 +42,9 @@ type Sample struct {
 //
 // A snapshot gives all its samples one timestamp, so the timestamp's varint
 // is kept from the sample before and reused when it repeats.
-//
-// Where the platform has one (amd64), appendSeriesFast writes the series
-// whose labels, sample and length take the common forms, as long as dst has
-// room for them, and appendSeries writes each series it leaves: both write
-// the same bytes (TestAppendSeriesFastMatchesGo).
 func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 	var ts sampleTime
 	table := internedElems()
-	if !haveFast {
-		return appendSeries(dst, samples, table, &ts)
-	}
-	for i := 0; i < len(samples); {
-		if cap(dst)-len(dst) >= fastRoom {
-			// At most fastSpan samples a call: nothing preempts assembly,
-			// so this bounds how long the scheduler and the garbage
-			// collector can wait for it.
-			end := min(len(samples), i+fastSpan)
-			var done int
-			dst, done = appendSeriesFast(dst, samples[i:end], table, &ts)
-			if i += done; i == end {
-				continue
-			}
-		}
-		dst = appendSeries(dst, samples[i:i+1], table, &ts)
-		i++
-	}
-	return dst
-}
-
-// appendSeries is AppendWriteRequest's loop in Go, on samples with ts kept
-// from the samples before them.
-func appendSeries(dst []byte, samples []Sample, table [][]byte, ts *sampleTime) []byte {
 	for i := range samples {
 		s := &samples[i]
 		// TimeSeries = labels ++ samples(tag, len, Sample), written behind
@@ -113,7 +84,7 @@ func putVarint(b []byte, v uint64) {
 // timestamp (2, varint).
 const (
 	tagSampleValue     = 1<<3 | 1
-	tagSampleTimestamp = 2<<3 | 0
+	tagSampleTimestamp = 2 << 3 // wire type 0
 )
 
 // sampleTime keeps the encoded timestamp field of the last sample; its

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/golang/snappy"
@@ -475,4 +476,194 @@ func TestAppendWriteRequestMatchesPrompb(t *testing.T) {
 	wantBytes, err := want.Marshal()
 	require.NoError(t, err)
 	require.Equal(t, wantBytes, AppendWriteRequest(nil, samples))
+}
+
+// formSamples are series in every form AppendWriteRequest writes: literal,
+// interned and shared elements from 8 to 300 bytes (one- and two-byte
+// lengths; sources with wideCopy bytes of capacity and without: the last
+// elements of a set's shared region, or of labels that end their
+// capacity), series under 128 bytes and over, values that proto3 leaves
+// out (0, -0) and ones it keeps, and series with no labels, all with one
+// timestamp.
+func formSamples(t testing.TB) []Sample {
+	t.Helper()
+	var c Compactor
+	var b LabelsBuilder
+	var samples []Sample
+	long := Intern("long", strings.Repeat("l", 90))
+	values := []float64{0, math.Copysign(0, -1), 1, math.NaN(), StaleNaN, math.Inf(-1), 1e300, -3}
+	for n := 0; n < 300; n += 7 {
+		pod := "p" + strings.Repeat("o", n)
+		set := c.Compact(podLikeSet(t, pod, false))
+		lit := &SeriesSet{}
+		b.Reset()
+		name := fmt.Sprintf("kube_literal_%d", n)
+		b.AddInterned(MetricName, name, Intern(MetricName, name))
+		b.Add("a", "b")
+		b.Add("v", strings.Repeat("v", n))
+		if n%2 == 0 {
+			b.AddInterned("long", strings.Repeat("l", 90), long)
+		}
+		b.AppendTo(lit, 1)
+		for _, s := range []*SeriesSet{&set, lit} {
+			for i := range s.Refs {
+				samples = append(samples, Sample{Labels: s.Labels(i), Value: values[len(samples)%len(values)], Timestamp: 1_700_000_000_000})
+			}
+		}
+		// The literal series again with no capacity past their bytes: an
+		// element within wideCopy bytes of the end is copied exactly.
+		exact := make([]byte, len(lit.Labels(0)))
+		copy(exact, lit.Labels(0))
+		samples = append(samples, Sample{Labels: exact, Value: 2, Timestamp: 1_700_000_000_000})
+	}
+	// No labels at all, nil and not.
+	return append(samples, Sample{Value: 1, Timestamp: 1_700_000_000_000}, Sample{Labels: []byte{}, Timestamp: 1_700_000_000_000})
+}
+
+// TestAppendWriteRequestForms checks every form of series against prompb:
+// at every room dst has (so that the wide copies run and do not), and with
+// timestamps that change every few series.
+func TestAppendWriteRequestForms(t *testing.T) {
+	samples := formSamples(t)
+	want := prompbRequest(t, samples)
+	wantBytes, err := want.Marshal()
+	require.NoError(t, err)
+	for room := 0; room < 600; room += 13 {
+		got := AppendWriteRequest(make([]byte, 0, room), samples)
+		require.True(t, bytes.Equal(wantBytes, got), "room %d", room)
+	}
+	// Timestamps that change every few series, and a 0 one (left out).
+	changing := append([]Sample(nil), samples...)
+	for i := range changing {
+		changing[i].Timestamp = int64(i/5) * 1_000
+	}
+	want = prompbRequest(t, changing)
+	wantBytes, err = want.Marshal()
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(wantBytes, AppendWriteRequest(nil, changing)), "changing timestamps")
+}
+
+// TestAppendWriteRequestRefusesBadLabels: label bytes the encoders refuse
+// (TestBadReferencesDoNotParse's) panic in AppendWriteRequest, after a
+// well-formed series, whether dst has room for the wide copies or not.
+func TestAppendWriteRequestRefusesBadLabels(t *testing.T) {
+	good := formSamples(t)[0]
+	for _, b := range [][]byte{
+		{refShared2, 0x05},
+		{refShared2, 0x00},
+		{refShared2, 0x01},
+		{refInterned2 | 0x7f, 0xff},
+		{refShared2},
+		{refInterned2},
+		{refShared2, 0x02},
+		{tagTimeSeriesLabels, 0x05, 0x0a},
+		{tagTimeSeriesLabels, 0x85, 0x01, 0x0a},
+		{tagTimeSeriesLabels},
+		{0x00, 0x00},
+	} {
+		labels := append(append([]byte{}, b...), make([]byte, 200)...)[:len(b)]
+		samples := []Sample{good, {Labels: labels, Value: 1, Timestamp: good.Timestamp}}
+		require.Panics(t, func() { AppendWriteRequest(nil, samples) }, "%x", b)
+		require.Panics(t, func() { AppendWriteRequest(make([]byte, 0, 4096), samples) }, "%x", b)
+	}
+}
+
+// TestAppendWriteRequestRefusesReferencesBeforeItsLabels: a shared
+// reference whose distance goes back past the start of the labels'
+// capacity panics rather than reading before it.
+func TestAppendWriteRequestRefusesReferencesBeforeItsLabels(t *testing.T) {
+	good := formSamples(t)[0]
+	for _, dist := range []uint64{3, 64, 200, maxShared2 - 1} {
+		labels := appendRef(make([]byte, 0, 2), refShared, dist)
+		require.Len(t, labels, 2)
+		samples := []Sample{good, {Labels: labels[:2:2], Value: 1, Timestamp: good.Timestamp}}
+		require.Panics(t, func() { AppendWriteRequest(make([]byte, 0, 4096), samples) }, "distance %d", dist)
+	}
+}
+
+// FuzzAppendWriteRequest feeds arbitrary bytes as series' labels to
+// AppendWriteRequest, at several rooms in dst, and checks it against
+// prompb: where the labels decode (DecodeLabels) and are in the form
+// prompb writes them, the request is prompb.WriteRequest.Marshal's of the
+// same samples, byte for byte; otherwise it panics or writes the same
+// bytes at every room. The labels are the first n of the fuzzer's bytes,
+// the rest their capacity, where shared references land.
+func FuzzAppendWriteRequest(f *testing.F) {
+	for _, s := range formSamples(f)[:40] {
+		f.Add(append([]byte{}, s.Labels[:cap(s.Labels)]...), uint16(len(s.Labels)), math.Float64bits(s.Value), uint8(3))
+	}
+	f.Add([]byte{tagTimeSeriesLabels, 0x85, 0x01, 0x0a}, uint16(4), uint64(0), uint8(1))
+	f.Fuzz(func(t *testing.T, buf []byte, n uint16, value uint64, count uint8) {
+		labels := buf[:min(int(n), len(buf))]
+		// Up to 8 series, the timestamp changing after the first half
+		// when count's high bit is set.
+		samples := make([]Sample, 1+int(count%8))
+		for i := range samples {
+			ts := int64(value >> 48)
+			if count&0x80 != 0 && i >= len(samples)/2 {
+				ts++
+			}
+			samples[i] = Sample{Labels: labels, Value: math.Float64frombits(value + uint64(i)), Timestamp: ts}
+		}
+		want, ok := prompbBytes(labels, samples)
+		var first []byte
+		var firstPanic bool
+		for i, room := range []int{0, wideCopy, 4096} {
+			got, panicked := tryAppend(func() []byte { return AppendWriteRequest(make([]byte, 0, room), samples) })
+			switch {
+			case ok && panicked:
+				t.Fatalf("room %d: panics on labels prompb marshals", room)
+			case ok && !bytes.Equal(want, got):
+				t.Fatalf("room %d: AppendWriteRequest wrote\n%x\nprompb\n%x", room, got, want)
+			case ok:
+			case i == 0:
+				first, firstPanic = got, panicked
+			case panicked != firstPanic || !bytes.Equal(first, got):
+				t.Fatalf("room %d: panics %v and writes\n%x\nat room 0 panics %v and writes\n%x", room, panicked, got, firstPanic, first)
+			}
+		}
+	})
+}
+
+// prompbBytes is prompb's marshalling of the WriteRequest holding samples,
+// all with labels; ok is false if labels do not decode or are not in the
+// form prompb writes (proto3: fields in order, empty ones left out), which
+// LabelsBuilder never makes.
+func prompbBytes(labels []byte, samples []Sample) (b []byte, ok bool) {
+	ls, err := DecodeLabels(labels)
+	if err != nil {
+		return nil, false
+	}
+	var pl []prompb.Label
+	var canonical []byte
+	for _, l := range ls {
+		p := prompb.Label{Name: l.Name, Value: l.Value}
+		b, err := p.Marshal()
+		if err != nil {
+			return nil, false
+		}
+		canonical = appendVarint(append(canonical, tagTimeSeriesLabels), uint64(len(b)))
+		canonical = append(canonical, b...)
+		pl = append(pl, p)
+	}
+	expanded, panicked := tryAppend(func() []byte { return AppendLabels(nil, labels) })
+	if panicked || !bytes.Equal(canonical, expanded) {
+		return nil, false
+	}
+	var wr prompb.WriteRequest
+	for _, s := range samples {
+		wr.Timeseries = append(wr.Timeseries, prompb.TimeSeries{Labels: pl, Samples: []prompb.Sample{{Value: s.Value, Timestamp: s.Timestamp}}})
+	}
+	b, err = wr.Marshal()
+	return b, err == nil
+}
+
+// tryAppend runs f, reporting a panic instead of its bytes.
+func tryAppend(f func() []byte) (b []byte, panicked bool) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	return f(), false
 }

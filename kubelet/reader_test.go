@@ -108,7 +108,7 @@ func TestDirectReader(t *testing.T) {
 		require.Error(t, err, "a kubelet whose certificate the CA did not sign is refused")
 	})
 	t.Run("timeout", func(t *testing.T) {
-		hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		hang := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 		defer hang.Close()
 		cfg := DefaultConfig
 		cfg.Scheme, cfg.BearerTokenFile, cfg.TLSConfig = "http", "", config.TLSConfig{}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
@@ -80,7 +81,7 @@ func (r *renderer) render(body []byte, t *target, def int64) (*encode.SeriesSet,
 		}
 		_, ts, v := p.Series()
 		p.Labels(&r.lbls)
-		name := r.lbls.Get(labels.MetricName)
+		name := r.lbls.Get(model.MetricNameLabel)
 		if !t.path.selected(name) || !t.path.KeepEmptyContainer && t.path.Path == PathCadvisor && emptyDuplicate(name, &r.lbls) {
 			dropped++
 			continue

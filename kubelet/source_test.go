@@ -52,7 +52,7 @@ func (s *fakeStore) get(t *testing.T, uid types.UID) []string {
 // slow waits until the read's deadline.
 type fakeReader struct{}
 
-func (fakeReader) Read(ctx context.Context, n Node, path string) ([]byte, error) {
+func (fakeReader) Read(ctx context.Context, n Node, _ string) ([]byte, error) {
 	switch n.Name {
 	case "forbidden":
 		return nil, &StatusError{Code: 403}

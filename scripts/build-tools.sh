@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
 # Prometheus, kube-state-metrics, VictoriaMetrics, Thanos, helm, a hollow
-# kubelet) from the Go module proxy, through the tools modules under
+# kubelet) and the linters (golangci-lint, govulncheck and its vulnerability
+# database) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
 # its go.mod and go.sum (and the Go version), so a second run only links
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|kubelet|prometheus|ksm|ksm1|vm|thanos|helm ...]   (default: all)
+#   scripts/build-tools.sh [kube|kubelet|prometheus|ksm|ksm1|vm|thanos|helm|lint ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -76,8 +77,24 @@ build_helm() {
 	go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.1" -o "$out/helm" helm.sh/helm/v4/cmd/helm
 }
 
+build_lint() {
+	local out=$1 db
+	# golangci-lint stamps its version as its release does; the tools
+	# module's go.mod pins it.
+	go build -trimpath -ldflags "-s -w -X main.version=$(go list -m -f '{{.Version}}' github.com/golangci/golangci-lint/v2)" \
+		-o "$out/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	go build -trimpath -ldflags "-s -w" -o "$out/govulncheck" golang.org/x/vuln/cmd/govulncheck
+	# govulncheck's database, for make vulncheck: the OSV entries of
+	# golang.org/x/vulndb at this version, a flat folder that govulncheck
+	# -db file://... indexes itself. Bump the version to refresh it.
+	db=$(cd / && GOFLAGS= go mod download -json golang.org/x/vulndb@v0.0.0-20261105234957-e22db6528018 | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	[ -d "$db/data/osv" ] || { echo "build-tools: no data/osv in golang.org/x/vulndb" >&2; return 1; }
+	mkdir -p "$out/vulndb"
+	cp "$db"/data/osv/*.json "$out/vulndb/"
+}
+
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube kubelet prometheus ksm ksm1 vm thanos helm)
+[ ${#modules[@]} -gt 0 ] || modules=(kube kubelet prometheus ksm ksm1 vm thanos helm lint)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"

@@ -44,7 +44,7 @@ func ksmResourceNode(memCapacity string) *v1.Node {
 	n.Spec = v1.NodeSpec{Unschedulable: true, ProviderID: "provider://i-randomidentifier", PodCIDR: "172.24.10.0/24"}
 	n.Status = v1.NodeStatus{
 		NodeInfo: v1.NodeSystemInfo{
-			KernelVersion: "kernel", KubeletVersion: "kubelet", KubeProxyVersion: "kubeproxy",
+			KernelVersion: "kernel", KubeletVersion: "kubelet", KubeProxyVersion: "kubeproxy", //nolint:staticcheck // set, to show kube_node_info says "deprecated" whatever the node reports
 			OSImage: "osimage", ContainerRuntimeVersion: "rkt", SystemUUID: "6a934e21-5207-4a84-baea-3a952d926c80",
 		},
 		Addresses: []v1.NodeAddress{{Type: "InternalIP", Address: "1.2.3.4"}},
@@ -96,7 +96,7 @@ func TestNodeKSMCases(t *testing.T) {
 	base := testNode("127.0.0.1")
 	base.Status = v1.NodeStatus{
 		NodeInfo: v1.NodeSystemInfo{
-			KernelVersion: "kernel", KubeletVersion: "kubelet", KubeProxyVersion: "kubeproxy",
+			KernelVersion: "kernel", KubeletVersion: "kubelet", KubeProxyVersion: "kubeproxy", //nolint:staticcheck // set, to show kube_node_info says "deprecated" whatever the node reports
 			OSImage: "osimage", ContainerRuntimeVersion: "rkt", SystemUUID: "6a934e21-5207-4a84-baea-3a952d926c80",
 		},
 		Addresses: []v1.NodeAddress{{Type: "InternalIP", Address: "1.2.3.4"}},

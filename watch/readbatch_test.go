@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -76,11 +77,11 @@ func TestReadBatchingTrickle(t *testing.T) {
 	r, w := loopback(t, ReadBatching{Window: window})
 	go func() {
 		time.Sleep(20 * time.Millisecond) // the first read waits for it
-		w.Write([]byte("one;"))
+		_, _ = w.Write([]byte("one;"))
 		time.Sleep(20 * time.Millisecond)
-		w.Write([]byte("two;"))
+		_, _ = w.Write([]byte("two;"))
 		time.Sleep(20 * time.Millisecond)
-		w.Write([]byte("three;"))
+		_, _ = w.Write([]byte("three;"))
 	}()
 	buf := make([]byte, 1024)
 	n, err := r.Read(buf)
@@ -124,7 +125,7 @@ func TestReadBatchingBulk(t *testing.T) {
 		}
 		n, err := r.Read(buf)
 		total += n
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			require.Equal(t, size, total)
 			break
 		}
@@ -143,7 +144,7 @@ func TestReadBatchingClose(t *testing.T) {
 	r, w := loopback(t, ReadBatching{Window: time.Hour})
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		w.Write([]byte("x"))
+		_, _ = w.Write([]byte("x"))
 	}()
 	buf := make([]byte, 16)
 	_, err := r.Read(buf)
