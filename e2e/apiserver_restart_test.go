@@ -47,7 +47,7 @@ func TestAPIServerRestartRelists(t *testing.T) {
 	// includes "Watch closed" with the 410.
 	logs := &syncBuffer{}
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(4), textlogger.Output(logs)))
-	a := startOwnAgent(t, klog.NewContext(ctx, logger), fmt.Sprintf(`kubeconfig: %s
+	a := startAgent(t, agentOptions{ctx: klog.NewContext(ctx, logger), configText: fmt.Sprintf(`kubeconfig: %s
 resources: [pods]
 namespaces: [%s]
 snapshot_interval: 1s
@@ -58,7 +58,7 @@ remote_write:
   - url: %s
     name: prometheus
     queue_config: {batch_send_deadline: 100ms, max_backoff: 200ms}
-`, cp.Kubeconfig, ns, env.prom.WriteURL()))
+`, cp.Kubeconfig, ns, env.prom.WriteURL())})
 
 	sel := fmt.Sprintf(`cluster="apirestart",namespace=%q`, ns)
 	expectPods(t, sel, uids)

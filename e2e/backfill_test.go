@@ -44,7 +44,7 @@ func TestBackfillNewestFirst(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(proxy.Close)
 
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	a := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 resources: [pods]
 namespaces: [%s]
 snapshot_interval: 1s
@@ -57,7 +57,7 @@ remote_write:
     backfill: newest_first
     metadata_config: {send: false}
     disk_buffer: {directory: %s}
-`, env.cp.Kubeconfig, ns, proxy.URL(), filepath.Join(dir, "buffer")))
+`, env.cp.Kubeconfig, ns, proxy.URL(), filepath.Join(dir, "buffer"))})
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "vm"}
 	a.waitDelivered(t, endpoint, 3)

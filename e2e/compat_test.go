@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -176,7 +175,7 @@ remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
 %s`, env.cp.Kubeconfig, capture.URL(), settings)
-	o := runOwnAgent(t, ctx, cfgText, agent.Options{})
+	o := startAgent(t, agentOptions{ctx: ctx, configText: cfgText})
 	defer func() { require.NoError(t, o.stop()) }()
 	a := o.agent
 

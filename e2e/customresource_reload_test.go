@@ -66,7 +66,7 @@ remote_write:
 	}
 	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfgFile, []byte(config("size", "kube_customresource_cog_denied")), 0o600))
-	o := runOwnAgent(t, ctx, config("size", "kube_customresource_cog_denied"), agent.Options{ConfigFile: cfgFile})
+	o := startAgent(t, agentOptions{ctx: ctx, configText: config("size", "kube_customresource_cog_denied"), options: agent.Options{ConfigFile: cfgFile}})
 	defer func() { require.NoError(t, o.stop()) }()
 	key := func(metric string) string {
 		return `kube_customresource_cog_` + metric + `{cluster="c1",customresource_group="reload.example.com",customresource_kind="Cog",customresource_version="v1",name="c1"}`

@@ -91,7 +91,7 @@ func TestCustomResourceStateCompatibility(t *testing.T) {
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	o := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 snapshot_interval: 1s
 listen_address: ""
 push_self_metrics: false
@@ -101,7 +101,7 @@ custom_resource_state: %s
 remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, doc, capture.URL()), agent.Options{})
+`, env.cp.Kubeconfig, doc, capture.URL())})
 	defer func() { require.NoError(t, o.stop()) }()
 
 	families := crsFamilies(t, crsDocument)

@@ -78,7 +78,7 @@ func TestFaultsThroughProxy(t *testing.T) {
 
 	// One shard, so that the requests of the schedule are one batch's
 	// attempts, in order.
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	a := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 resources: [pods]
 namespaces: [%s]
 snapshot_interval: 1s
@@ -96,7 +96,7 @@ remote_write:
       batch_send_deadline: 100ms
       min_backoff: 50ms
       max_backoff: 200ms
-`, env.cp.Kubeconfig, ns, proxy.URL(), faultsRemoteTimeout, faultsBatch))
+`, env.cp.Kubeconfig, ns, proxy.URL(), faultsRemoteTimeout, faultsBatch)})
 
 	// Run until the schedule is used up, both kinds of 413 were answered,
 	// and the agent has caught up and delivered three more snapshots.

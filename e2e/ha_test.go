@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/leaderelection"
 
@@ -23,7 +22,7 @@ const (
 // haAgent is an agent with leader election on, pushing to its own receiver.
 // Its stop releases the Lease as well.
 type haAgent struct {
-	*ownAgent
+	*testAgent
 	id      string
 	capture *testenv.Capture
 }
@@ -81,8 +80,8 @@ func TestHAFailover(t *testing.T) {
 		return nil
 	})
 	require.Empty(t, follower.capture.Timestamps(), "the follower %s pushes nothing", follower.id)
-	require.Equal(t, 1.0, gauge(t, leader.reg, "kube_state_push_leader"), leader.id)
-	require.Equal(t, 0.0, gauge(t, follower.reg, "kube_state_push_leader"), follower.id)
+	require.Equal(t, 1.0, leader.metrics(t).single(t, "kube_state_push_leader"), leader.id)
+	require.Equal(t, 0.0, follower.metrics(t).single(t, "kube_state_push_leader"), follower.id)
 	t.Logf("%s leads, %s follows", leader.id, follower.id)
 
 	// The leader's last complete snapshot, to compare with the follower's.
@@ -105,7 +104,7 @@ func TestHAFailover(t *testing.T) {
 	t.Logf("failover gap: %s between the last sample at %s's receiver and the first at %s's (limit %s)", gap, leader.id, follower.id, maxGap)
 	require.Positive(t, gap, "the follower starts after the leader's final snapshot")
 	clock.requireGap(t, gap, maxGap)
-	require.Equal(t, 1.0, gauge(t, follower.reg, "kube_state_push_leader"), follower.id)
+	require.Equal(t, 1.0, follower.metrics(t).single(t, "kube_state_push_leader"), follower.id)
 
 	// A warm standby: its first complete snapshot holds the same cluster
 	// series (its self-metrics differ: they name its own endpoint).
@@ -146,22 +145,7 @@ remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
 `, env.cp.Kubeconfig, haInterval, ns, ns, id, haLeaseDuration, capture.URL())
-	return &haAgent{ownAgent: startOwnAgent(t, ctx, cfgText), id: id, capture: capture}
-}
-
-// gauge returns the value of an unlabelled gauge in reg.
-func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			require.Len(t, mf.GetMetric(), 1)
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no %s", name)
-	return 0
+	return &haAgent{testAgent: startAgent(t, agentOptions{ctx: ctx, configText: cfgText}), id: id, capture: capture}
 }
 
 // When the leader dies without releasing the Lease (SIGKILL: an OOM kill, a
@@ -175,7 +159,6 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // series (a warm standby).
 func TestHAFailoverSIGKILL(t *testing.T) {
 	needEnv(t)
-	bin := buildAgent(t)
 	clock := startWallClock()
 	ctx := context.Background()
 	client, err := env.cp.Client()
@@ -188,12 +171,12 @@ func TestHAFailoverSIGKILL(t *testing.T) {
 	const retryPeriod = 500 * time.Millisecond
 	type replica struct {
 		id   string
-		p    *agentProcess
+		p    *testAgent
 		recv *recorder
 	}
 	start := func(id string) *replica {
 		recv := newRecorder(t, nil)
-		p := startAgentProcess(t, bin, fmt.Sprintf(`kubeconfig: %s
+		p := startAgent(t, agentOptions{binary: true, configText: fmt.Sprintf(`kubeconfig: %s
 snapshot_interval: %s
 listen_address: %s
 resources: [pods, nodes]
@@ -210,7 +193,7 @@ leader_election:
 remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, haInterval, listenPlaceholder, ns, id, haLeaseDuration, retryPeriod, recv.URL("/"+id)))
+`, env.cp.Kubeconfig, haInterval, listenPlaceholder, ns, id, haLeaseDuration, retryPeriod, recv.URL("/"+id)), waitReady: true})
 		return &replica{id: id, p: p, recv: recv}
 	}
 	a, b := start("kill-a"), start("kill-b")
@@ -231,8 +214,8 @@ remote_write:
 		}
 		return nil
 	})
-	require.Contains(t, leader.p.metrics(t), "kube_state_push_leader 1")
-	require.Contains(t, follower.p.metrics(t), "kube_state_push_leader 0")
+	require.Contains(t, leader.p.page(t), "kube_state_push_leader 1")
+	require.Contains(t, follower.p.page(t), "kube_state_push_leader 0")
 	lts := stamps(leader)
 	before := leader.recv.seriesAt("/"+leader.id, lts[len(lts)-2])
 
@@ -256,10 +239,10 @@ remote_write:
 		gap, time.UnixMilli(fts[0]).Sub(killed).Round(time.Millisecond), haLeaseDuration, maxGap)
 	require.Greater(t, gap, haInterval, "the Lease was not released: the follower waited for it to expire")
 	clock.requireGap(t, gap, maxGap)
-	require.Contains(t, follower.p.metrics(t), "kube_state_push_leader 1")
+	require.Contains(t, follower.p.page(t), "kube_state_push_leader 1")
 
 	after := follower.recv.seriesAt("/"+follower.id, fts[0])
 	require.NotEmpty(t, after)
 	require.Equal(t, before, after, "the follower's first snapshot holds the leader's series")
-	require.NoError(t, follower.p.stop(t))
+	require.NoError(t, follower.p.stop())
 }

@@ -76,7 +76,7 @@ remote_write:
 		return got[0]
 	}
 
-	a := startOwnAgent(t, ctx, cfg)
+	a := startAgent(t, agentOptions{ctx: ctx, configText: cfg})
 	eventually(t, 60*time.Second, "the node's cAdvisor series delivered", func() error {
 		if n := len(stored().Timestamps); n < 3 {
 			return fmt.Errorf("%d samples of %s", n, series)
@@ -88,8 +88,8 @@ remote_write:
 	down := time.Now()
 	// 1 once the node's last read succeeded; 0 before its first read, when
 	// the family has no series yet.
-	kubeletReads := func(a *ownAgent) float64 {
-		v, _ := metricValue(a.reg, "kube_state_push_kubelet_read_success", map[string]string{"node": node, "path": "/metrics/cadvisor"})
+	kubeletReads := func(a *testAgent) float64 {
+		v, _ := a.metrics(t).sum("kube_state_push_kubelet_read_success", map[string]string{"node": node, "path": "/metrics/cadvisor"})
 		return v
 	}
 	failed := a.metric(t, "kube_state_push_remote_samples_failed_total", endpoint)
@@ -108,7 +108,7 @@ remote_write:
 	require.Positive(t, n)
 	t.Logf("disk buffer holds %d bytes at the restart", n)
 
-	a = startOwnAgent(t, ctx, cfg)
+	a = startAgent(t, agentOptions{ctx: ctx, configText: cfg})
 	startAt := time.Now()
 	eventually(t, 30*time.Second, "the restarted agent reads the kubelet", func() error {
 		if kubeletReads(a) != 1 {

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -224,7 +223,7 @@ func runLegacyV1Agent(t *testing.T, ctx context.Context, ns, resources, extra st
 	t.Helper()
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	o := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 snapshot_interval: 1s
 listen_address: ""
 push_self_metrics: false
@@ -235,7 +234,7 @@ legacy_v1_families: ["*"]
 remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, resources, ns, extra, capture.URL()), agent.Options{})
+`, env.cp.Kubeconfig, resources, ns, extra, capture.URL())})
 	defer func() { require.NoError(t, o.stop()) }()
 	eventually(t, time.Minute, "agent ready", func() error {
 		if !o.agent.Ready() {
@@ -244,14 +243,6 @@ remote_write:
 		return nil
 	})
 	return completeSnapshot(t, capture)
-}
-
-func mapKeysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // parseSeriesKey splits a series key (testenv.FormatSeries) into its name

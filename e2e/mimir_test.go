@@ -252,7 +252,7 @@ func TestMimirSemantics(t *testing.T) {
 			createMatrixObjects(t, t.Context(), client, ns)
 			srv := newMimir(t, "a")
 			headers := map[string]string{mimirOrgHeader: "tenant-" + tc.name}
-			agents := map[string]*ownAgent{}
+			agents := map[string]*testAgent{}
 			for _, replica := range []string{"a", "b"} {
 				agents[replica] = startMatrixAgent(t, ns,
 					map[string]string{mimirCluster: "mimir-" + tc.name, mimirReplica: replica},

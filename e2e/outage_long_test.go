@@ -78,7 +78,7 @@ func runLongOutage(t *testing.T, ctx context.Context, r outageReceiver, ns, clus
 	if bufferDir != "" {
 		diskBuffer = fmt.Sprintf("    disk_buffer: {directory: %s}\n", bufferDir)
 	}
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	a := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 resources: [pods]
 namespaces: [%s]
 snapshot_interval: 1s
@@ -87,7 +87,7 @@ external_labels: {cluster: %s}
 remote_write:
   - url: %s
     name: receiver
-%s`, env.cp.Kubeconfig, ns, cluster, r.WriteURL(), diskBuffer))
+%s`, env.cp.Kubeconfig, ns, cluster, r.WriteURL(), diskBuffer)})
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "receiver"}
 	a.waitDelivered(t, endpoint, 3)

@@ -138,7 +138,7 @@ func runOutage(t *testing.T, ctx context.Context, r outageReceiver, ns, cluster,
 		diskBuffer = fmt.Sprintf("    disk_buffer: {directory: %s, max_bytes: 67108864}\n", bufferDir)
 	}
 	// The queue holds the whole outage: a few hundred samples a snapshot.
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	a := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 resources: [pods]
 namespaces: [%s]
 snapshot_interval: 1s
@@ -155,7 +155,7 @@ remote_write:
       batch_send_deadline: 100ms
       min_backoff: 50ms
       max_backoff: 500ms
-`, env.cp.Kubeconfig, ns, cluster, r.WriteURL(), diskBuffer))
+`, env.cp.Kubeconfig, ns, cluster, r.WriteURL(), diskBuffer)})
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "receiver"}
 	sentBefore := 0.0

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
@@ -31,7 +30,7 @@ func TestPullScrapedByPrometheus(t *testing.T) {
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	o := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 resources: [nodes, pods]
 snapshot_interval: 1s
 listen_address: ""
@@ -39,7 +38,7 @@ pull: {listen_address: "127.0.0.1:0"}
 remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, capture.URL()), agent.Options{})
+`, env.cp.Kubeconfig, capture.URL())})
 	defer func() { require.NoError(t, o.stop()) }()
 	eventually(t, time.Minute, "agent ready", func() error {
 		if !o.agent.Ready() {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -180,26 +178,6 @@ remote_write:
       batch_send_deadline: 100ms
       max_backoff: 200ms
 `, kubeconfig, strings.Join(watch.Names(), ", "), capture.URL())
-	o := runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	o := startAgent(t, agentOptions{configText: cfgText, options: agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 	return o.agent, o.stop
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	// mu guards b.
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns everything written so far.
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

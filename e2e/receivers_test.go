@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +87,7 @@ func deleteMatrixPod(t *testing.T, ctx context.Context, c kubernetes.Interface, 
 // deployments of ns on the shared control plane, snapshots every second and
 // pushes to the remote_write entries in endpoints (YAML list items, indented
 // by two spaces). It stops when the test ends.
-func startMatrixAgent(t *testing.T, ns string, externalLabels map[string]string, endpoints string) *ownAgent {
+func startMatrixAgent(t *testing.T, ns string, externalLabels map[string]string, endpoints string) *testAgent {
 	t.Helper()
 	var ext strings.Builder
 	for _, k := range sortedKeys(externalLabels) {
@@ -105,9 +103,9 @@ push_self_metrics: false
 external_labels:
 %sremote_write:
 %s`, env.cp.Kubeconfig, ns, ext.String(), endpoints)
-	return runOwnAgent(t, context.Background(), cfgText, agent.Options{
+	return startAgent(t, agentOptions{configText: cfgText, options: agent.Options{
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}})
 }
 
 // endpointYAML is one remote_write entry for startMatrixAgent: short batch
@@ -198,15 +196,6 @@ func expectDoomedStale(t *testing.T, query queryFunc, c kubernetes.Interface, ns
 		return nil
 	})
 	t.Logf("series of the deleted pod gone after %s", time.Since(start).Round(100*time.Millisecond))
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // TestReceiverPrometheus pushes to a Prometheus of its own, started with
@@ -384,7 +373,7 @@ func TestReceiverThanos(t *testing.T) {
 // kube_deployment_spec_replicas series in ns, so that the agent's next
 // sample of it is out of order: the receive answers 409 and the agent counts
 // the request's samples as dropped with reason conflict.
-func conflictOnce(t *testing.T, th *testenv.Thanos, a *ownAgent, ns, tenant string) {
+func conflictOnce(t *testing.T, th *testenv.Thanos, a *testAgent, ns, tenant string) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := th.Query(ctx, fmt.Sprintf(`kube_deployment_spec_replicas{namespace=%q,%s=%q}`, ns, testenv.ThanosTenantLabel, tenant))
@@ -421,18 +410,4 @@ func conflictOnce(t *testing.T, th *testenv.Thanos, a *ownAgent, ns, tenant stri
 	}
 	require.Zero(t, a.metric(t, "kube_state_push_remote_samples_retried_total", ep), "a 409 is not retried")
 	t.Logf("%v samples dropped as conflict", conflicts())
-}
-
-// needBinary returns a tool's path; when it is not built it skips the
-// test, except in CI, where it fails it.
-func needBinary(t *testing.T, name string) string {
-	t.Helper()
-	bin, err := testenv.Binary(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("missing binary in CI: %v", err)
-		}
-		t.Skip(err)
-	}
-	return bin
 }

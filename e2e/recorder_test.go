@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -244,5 +243,5 @@ func (r *recorder) needTimestamps(n int, path string, subs ...string) func() err
 func runAgent(t *testing.T, cfgText string) (stop func() error) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: log}).stop
+	return startAgent(t, agentOptions{configText: cfgText, options: agent.Options{Logger: log}}).stop
 }

@@ -34,7 +34,6 @@ const (
 // delivered to the old receiver once it is back.
 func TestReloadBinary(t *testing.T) {
 	needEnv(t)
-	bin := buildAgent(t)
 	clock := startWallClock()
 	ctx := context.Background()
 	client, err := env.cp.Client()
@@ -66,7 +65,7 @@ remote_write:
     queue_config: {batch_send_deadline: 50ms, max_backoff: 200ms}
 `, env.cp.Kubeconfig, resources, ns, reloadInterval, listenPlaceholder, url)
 	}
-	p := startAgentProcess(t, bin, config("[pods]", old.URL("/old")))
+	p := startAgent(t, agentOptions{binary: true, configText: config("[pods]", old.URL("/old")), waitReady: true})
 	podInfo := []string{`__name__="kube_pod_info"`, fmt.Sprintf("pod=%q", sc.Pods["running"])}
 	eventually(t, 20*time.Second, "snapshots at the receiver", old.needTimestamps(3, "/old", podInfo...))
 
@@ -76,12 +75,12 @@ remote_write:
 		p.signal(t, syscall.SIGHUP)
 		want := "config.yaml:4: snapshot_interval: must be at least 1s, not 0s"
 		eventually(t, 10*time.Second, "the refusal in the log", func() error {
-			if !strings.Contains(p.out.String(), want) {
+			if !strings.Contains(p.logs.String(), want) {
 				return fmt.Errorf("no %q in the log", want)
 			}
 			return nil
 		})
-		require.Contains(t, p.metrics(t), "kube_state_push_config_last_reload_successful 0")
+		require.Contains(t, p.page(t), "kube_state_push_config_last_reload_successful 0")
 		eventually(t, 10*time.Second, "snapshots after the refusal", old.needTimestamps(n+2, "/old", podInfo...))
 
 		code, body := p.reload(t)
@@ -93,7 +92,7 @@ remote_write:
 		p.writeConfig(t, config("[pods, configmaps]", old.URL("/old")))
 		code, body := p.reload(t)
 		require.Equal(t, http.StatusOK, code, body)
-		require.Contains(t, p.metrics(t), "kube_state_push_config_last_reload_successful 1")
+		require.Contains(t, p.page(t), "kube_state_push_config_last_reload_successful 1")
 		eventually(t, 20*time.Second, "the configmaps' series", func() error {
 			got := old.series("/old", `__name__="kube_configmap_info"`, `run="reload"`)
 			if len(got) != 2 {
@@ -120,16 +119,16 @@ remote_write:
 		// The previous reload restarted the endpoint (for the new families'
 		// metadata), which logged a delivered queue once.
 		const delivered = "endpoint stopped by a reload; its queue was delivered"
-		n := strings.Count(p.out.String(), delivered)
+		n := strings.Count(p.logs.String(), delivered)
 		p.writeConfig(t, config("[pods, configmaps]", fresh.URL("/fresh")))
 		code, body := p.reload(t)
 		require.Equal(t, http.StatusOK, code, body)
 		eventually(t, 10*time.Second, "snapshots at the new receiver", fresh.needTimestamps(2, "/fresh", podInfo...))
-		require.Equal(t, n, strings.Count(p.out.String(), delivered), "the old receiver is still down")
+		require.Equal(t, n, strings.Count(p.logs.String(), delivered), "the old receiver is still down")
 
 		old.down.Store(false)
 		eventually(t, 20*time.Second, "the old endpoint's queue delivered", func() error {
-			if strings.Count(p.out.String(), delivered) == n {
+			if strings.Count(p.logs.String(), delivered) == n {
 				return fmt.Errorf("not yet")
 			}
 			return nil
@@ -139,8 +138,8 @@ remote_write:
 		gap, at := maxGap(append(before, after...))
 		t.Logf("longest gap between two samples of kube_pod_info over both receivers: %dms (at %d)", gap, at)
 		clock.requireGap(t, time.Duration(gap)*time.Millisecond, reloadMaxGap, "every snapshot reached one of them")
-		require.NotRegexp(t, regexp.MustCompile(`kube_state_push_remote_samples_dropped_total\{endpoint="main",reason="[a-z_]+"\} [1-9]`), p.metrics(t))
+		require.NotRegexp(t, regexp.MustCompile(`kube_state_push_remote_samples_dropped_total\{endpoint="main",reason="[a-z_]+"\} [1-9]`), p.page(t))
 	})
 
-	require.NoError(t, p.stop(t), "exit status 0: nothing dropped; log:\n%s", p.out)
+	require.NoError(t, p.stop(), "exit status 0: nothing dropped; log:\n%s", p.logs)
 }

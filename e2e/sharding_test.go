@@ -14,7 +14,6 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
@@ -134,7 +133,7 @@ remote_write:
   - url: %s
     queue_config: {batch_send_deadline: 100ms}
 %s`, env.cp.Kubeconfig, capture.URL(), settings)
-	a := runOwnAgent(t, ctx, cfgText, agent.Options{}).agent
+	a := startAgent(t, agentOptions{ctx: ctx, configText: cfgText}).agent
 
 	return func() map[string]float64 {
 		t.Helper()

@@ -68,13 +68,13 @@ func newGatedProxy(t *testing.T, target string) *gatedProxy {
 // windowAgent starts an in-process agent pushing ns through url, with the
 // queue settings extra (indented as queue_config's keys) and, with
 // bufferDir, a disk buffer there.
-func windowAgent(t *testing.T, ctx context.Context, ns, cluster, url, bufferDir, extra string) *ownAgent {
+func windowAgent(t *testing.T, ctx context.Context, ns, cluster, url, bufferDir, extra string) *testAgent {
 	t.Helper()
 	diskBuffer := ""
 	if bufferDir != "" {
 		diskBuffer = fmt.Sprintf("    disk_buffer: {directory: %s}\n", bufferDir)
 	}
-	return startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
+	return startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
 resources: [pods]
 namespaces: [%s]
 snapshot_interval: 1s
@@ -91,12 +91,12 @@ remote_write:
       batch_send_deadline: 100ms
       min_backoff: 50ms
       max_backoff: 500ms
-%s`, env.cp.Kubeconfig, ns, cluster, url, windowEndpoint, diskBuffer, extra))
+%s`, env.cp.Kubeconfig, ns, cluster, url, windowEndpoint, diskBuffer, extra)})
 }
 
 // windowDrops returns the endpoint's dropped samples by reason, and their
 // sum.
-func windowDrops(t *testing.T, a *ownAgent) (map[string]float64, float64) {
+func windowDrops(t *testing.T, a *testAgent) (map[string]float64, float64) {
 	t.Helper()
 	out, sum := map[string]float64{}, 0.0
 	for _, r := range []string{"bad_request", "conflict", "too_large", "unsupported", "rate_limited", "client_error",
@@ -108,34 +108,10 @@ func windowDrops(t *testing.T, a *ownAgent) (map[string]float64, float64) {
 }
 
 // recordSamples sorts the samples of the proxy's forwarded requests by the
-// answer: accepted (2xx) and refused with 400, each sample counted as often
-// as it was in such a request, staleness markers included.
+// answer: accepted (2xx) and refused with 400 (see forwardedSamples).
 func recordSamples(recs []faultproxy.Record) (accepted, refused map[string]map[int64]int) {
-	accepted, refused = map[string]map[int64]int{}, map[string]map[int64]int{}
-	for _, r := range recs {
-		if r.Outcome != faultproxy.Forwarded || r.Write == nil {
-			continue
-		}
-		var into map[string]map[int64]int
-		switch {
-		case r.Status/100 == 2:
-			into = accepted
-		case r.Status == http.StatusBadRequest:
-			into = refused
-		default:
-			continue
-		}
-		for _, ts := range r.Write.Timeseries {
-			k := promLabelKey(ts.Labels)
-			for _, s := range ts.Samples {
-				if into[k] == nil {
-					into[k] = map[int64]int{}
-				}
-				into[k][s.Timestamp]++
-			}
-		}
-	}
-	return accepted, refused
+	return forwardedSamples(recs, func(s int) bool { return s/100 == 2 }),
+		forwardedSamples(recs, func(s int) bool { return s == http.StatusBadRequest })
 }
 
 // countSamples returns the samples of m, each as often as counted, and how

@@ -279,7 +279,7 @@ func TestClientThatGivesUpDuringTheDelayIsAbandoned(t *testing.T) {
 func TestHoldForwardsAfterTheClientGaveUp(t *testing.T) {
 	up := newUpstream(t, http.StatusNoContent)
 	const d = 300 * time.Millisecond
-	p := startProxy(t, up.srv.URL, Requests(1, 1, Hold(d)))
+	p := startProxy(t, up.srv.URL, Always(Hold(d)))
 	c := client(t)
 	c.Timeout = 100 * time.Millisecond
 	body := writeBody(t, 1, "a")

@@ -70,6 +70,11 @@ func (a Action) After(d time.Duration) Action {
 // a rule may keep state.
 type Rule func(r *Request) (Action, bool)
 
+// Always applies a to every request.
+func Always(a Action) Rule {
+	return func(*Request) (Action, bool) { return a, true }
+}
+
 // Requests applies a to the requests numbered from to to (1-based, in
 // arrival order, inclusive).
 func Requests(from, to int, a Action) Rule {
