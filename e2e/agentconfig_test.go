@@ -36,6 +36,7 @@ type remoteWrite struct {
 	Name            string            `yaml:"name,omitempty"`
 	RemoteTimeout   time.Duration     `yaml:"remote_timeout,omitempty"`
 	ProtobufMessage string            `yaml:"protobuf_message,omitempty"`
+	Backfill        string            `yaml:"backfill,omitempty"`
 	Headers         map[string]string `yaml:"headers,omitempty"`
 	MetadataConfig  *metadataConfig   `yaml:"metadata_config,omitempty,flow"`
 	DiskBuffer      *diskBuffer       `yaml:"disk_buffer,omitempty"`
@@ -123,6 +124,12 @@ func newConfig(url string) *agentConfig {
 // tests see samples within a tick.
 func newEndpoint(name, url string) *remoteWrite {
 	return &remoteWrite{URL: url, Name: name, QueueConfig: queueConfig{BatchSendDeadline: 100 * time.Millisecond}}
+}
+
+// captureConfig is newConfig without the agent's own series, for tests that
+// compare every series a receiver got.
+func captureConfig(url string) *agentConfig {
+	return newConfig(url).noSelfMetrics()
 }
 
 // endpoint returns the first remote_write entry.

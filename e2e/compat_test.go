@@ -103,13 +103,12 @@ func TestCompatibilityWithKubeStateMetrics(t *testing.T) {
 			"--metric-labels-allowlist=*=[*]",
 			"--metric-annotations-allowlist=*=[*]",
 			"--metric-opt-in-list=" + optIn,
-		}, fmt.Sprintf(`
-resources: [%s]
-namespaces: [%s]
-metric_labels_allowlist: {"*": ["*"]}
-metric_annotations_allowlist: {"*": ["*"]}
-metric_opt_in_list: [%s]
-`, resources, ns, optIn))
+		}, func(c *agentConfig) {
+			c.Resources, c.Namespaces = strings.Split(resources, ","), []string{ns}
+			c.set("metric_labels_allowlist", map[string][]string{"*": {"*"}})
+			c.set("metric_annotations_allowlist", map[string][]string{"*": {"*"}})
+			c.set("metric_opt_in_list", strings.Split(optIn, ","))
+		})
 		requireFamilyCoverage(t, want)
 		requireDocumentedLabels(t, want)
 		differencesSeen.mu.Lock()
@@ -125,13 +124,13 @@ metric_opt_in_list: [%s]
 			"--metric-denylist=kube_pod_container_.*,.*_created$",
 			"--metric-labels-allowlist=pods=[app],namespaces=[*]",
 			"--metric-annotations-allowlist=secrets=[note*]",
-		}, `
-resources: [pods, nodes, namespaces, configmaps, secrets, deployments]
-namespaces_denylist: [kube-system, default, kube-public, kube-node-lease]
-metric_denylist: ["kube_pod_container_.*", ".*_created$"]
-metric_labels_allowlist: {pods: [app], namespaces: ["*"]}
-metric_annotations_allowlist: {secrets: ["note*"]}
-`)
+		}, func(c *agentConfig) {
+			c.Resources = []string{"pods", "nodes", "namespaces", "configmaps", "secrets", "deployments"}
+			c.set("namespaces_denylist", []string{"kube-system", "default", "kube-public", "kube-node-lease"})
+			c.set("metric_denylist", []string{"kube_pod_container_.*", ".*_created$"})
+			c.set("metric_labels_allowlist", map[string][]string{"pods": {"app"}, "namespaces": {"*"}})
+			c.set("metric_annotations_allowlist", map[string][]string{"secrets": {"note*"}})
+		})
 		require.NotEmpty(t, want)
 		for k := range want {
 			require.False(t, strings.HasPrefix(k, "kube_pod_container_"), k)
@@ -143,11 +142,10 @@ metric_annotations_allowlist: {secrets: ["note*"]}
 			"--resources=pods,jobs,cronjobs",
 			"--namespaces=" + ns,
 			"--metric-allowlist=^kube_pod_(info|status_phase)$,kube_job_.*",
-		}, fmt.Sprintf(`
-resources: [pods, jobs, cronjobs]
-namespaces: [%s]
-metric_allowlist: ["^kube_pod_(info|status_phase)$", "kube_job_.*"]
-`, ns))
+		}, func(c *agentConfig) {
+			c.Resources, c.Namespaces = []string{"pods", "jobs", "cronjobs"}, []string{ns}
+			c.set("metric_allowlist", []string{"^kube_pod_(info|status_phase)$", "kube_job_.*"})
+		})
 		for k := range want {
 			require.Regexp(t, `^kube_(pod_info|pod_status_phase|job_.*)\{`, k)
 		}
@@ -158,7 +156,7 @@ metric_allowlist: ["^kube_pod_(info|status_phase)$", "kube_job_.*"]
 // agent with the equivalent configuration (settings) against the shared
 // API server, and requires the same series from both, but for the
 // intentional differences. It returns both sides.
-func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []string, settings string) (want, got map[string]float64) {
+func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []string, settings func(*agentConfig)) (want, got map[string]float64) {
 	t.Helper()
 	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, flags...)
 	require.NoError(t, err)
@@ -166,16 +164,10 @@ func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []stri
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	cfgText := fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: 1s
-listen_address: ""
-pull: {listen_address: "127.0.0.1:0"} # its /metrics is compared with kube-state-metrics' too
-push_self_metrics: false # every captured series is compared: not the agent's own
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-%s`, env.cp.Kubeconfig, capture.URL(), settings)
-	o := startAgent(t, agentOptions{ctx: ctx, configText: cfgText})
+	// Its pull page is compared with kube-state-metrics' too.
+	cfg := captureConfig(capture.URL()).set("pull", map[string]string{"listen_address": "127.0.0.1:0"})
+	settings(cfg)
+	o := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	defer func() { require.NoError(t, o.stop()) }()
 	a := o.agent
 

@@ -65,17 +65,10 @@ func TestCustomResourceDiscovery(t *testing.T) {
 	capture := testenv.NewCapture()
 	defer capture.Close()
 	logs := &syncBuffer{}
-	o := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: %s
-listen_address: ""
-push_self_metrics: false
-resources: [namespaces]
-custom_resource_state:
-%s
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, interval, discoveryDocument, capture.URL()), options: agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
+	cfg := captureConfig(capture.URL()).set("custom_resource_state", yamlValue(t, discoveryDocument))
+	cfg.SnapshotInterval = interval
+	cfg.Resources = []string{"namespaces"}
+	o := startAgent(t, agentOptions{ctx: ctx, config: cfg, options: agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 	defer func() { require.NoError(t, o.stop()) }()
 
 	sprocket := `kube_customresource_sprocket_teeth{customresource_group="late.example.com",customresource_kind="Sprocket",customresource_version="v1",name="s1"}`

@@ -45,23 +45,13 @@ func TestKubeletSeriesThroughOutageAndRestart(t *testing.T) {
 	require.NoError(t, os.WriteFile(token, []byte("e2e-token\n"), 0o600))
 	buffer := filepath.Join(dir, "buffer")
 	// The default queue; only the buffer is added.
-	cfg := fmt.Sprintf(`kubeconfig: %s
-resources: [nodes]
-snapshot_interval: 1s
-listen_address: ""
-shutdown_timeout: 10s
-external_labels: {cluster: kubelet-outage}
-kubelet:
-  mode: direct
-  interval: 1s
-  timeout: 900ms
-  bearer_token_file: %s
-  tls_config: {ca_file: %s}
-remote_write:
-  - url: %s
-    name: receiver
-    disk_buffer: {directory: %s}
-`, env.cp.Kubeconfig, token, tl.caFile, r.WriteURL(), buffer)
+	cfg := newConfig(r.WriteURL())
+	cfg.Resources = []string{"nodes"}
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.ExternalLabels = map[string]string{"cluster": "kubelet-outage"}
+	cfg.Kubelet = newKubelet("direct", tl.caFile)
+	cfg.Kubelet.BearerTokenFile = &token
+	cfg.RemoteWrite[0] = &remoteWrite{URL: r.WriteURL(), Name: "receiver", DiskBuffer: &diskBuffer{Directory: buffer}}
 	endpoint := map[string]string{"endpoint": "receiver"}
 	series := fmt.Sprintf(`container_cpu_usage_seconds_total{id="/",node=%q}`, node)
 	// stored returns the series' samples at the receiver, in time order.
@@ -76,7 +66,7 @@ remote_write:
 		return got[0]
 	}
 
-	a := startAgent(t, agentOptions{ctx: ctx, configText: cfg})
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	eventually(t, 60*time.Second, "the node's cAdvisor series delivered", func() error {
 		if n := len(stored().Timestamps); n < 3 {
 			return fmt.Errorf("%d samples of %s", n, series)
@@ -108,7 +98,7 @@ remote_write:
 	require.Positive(t, n)
 	t.Logf("disk buffer holds %d bytes at the restart", n)
 
-	a = startAgent(t, agentOptions{ctx: ctx, configText: cfg})
+	a.restart(t)
 	startAt := time.Now()
 	eventually(t, 30*time.Second, "the restarted agent reads the kubelet", func() error {
 		if kubeletReads(a) != 1 {

@@ -30,15 +30,9 @@ func TestPullScrapedByPrometheus(t *testing.T) {
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	o := startAgent(t, agentOptions{ctx: ctx, configText: fmt.Sprintf(`kubeconfig: %s
-resources: [nodes, pods]
-snapshot_interval: 1s
-listen_address: ""
-pull: {listen_address: "127.0.0.1:0"}
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, capture.URL())})
+	cfg := newConfig(capture.URL()).set("pull", map[string]string{"listen_address": "127.0.0.1:0"})
+	cfg.Resources = []string{"nodes", "pods"}
+	o := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	defer func() { require.NoError(t, o.stop()) }()
 	eventually(t, time.Minute, "agent ready", func() error {
 		if !o.agent.Ready() {
