@@ -44,8 +44,8 @@ func TestHAFailover(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanupNodes(t, client, sc.Nodes)
 
-	a := startHAAgent(t, ctx, ns, "ha-a")
-	b := startHAAgent(t, ctx, ns, "ha-b")
+	a := haReplica(t, ctx, ns, "ha-a")
+	b := haReplica(t, ctx, ns, "ha-b")
 	for _, h := range []*haAgent{a, b} {
 		eventually(t, time.Minute, h.id+" ready", func() error {
 			if !h.agent.Ready() {
@@ -122,30 +122,27 @@ func TestHAFailover(t *testing.T) {
 	require.Empty(t, extra, "only after failover")
 }
 
-// startHAAgent runs an agent with leader election on the Lease ha-ksp in ns,
+// haReplica runs an agent with leader election on the Lease ha-ksp in ns,
 // as identity id, pushing to a receiver of its own, until the test ends.
-func startHAAgent(t *testing.T, ctx context.Context, ns, id string) *haAgent {
+func haReplica(t *testing.T, ctx context.Context, ns, id string) *haAgent {
 	t.Helper()
 	capture := testenv.NewCapture()
 	t.Cleanup(capture.Close)
-	cfgText := fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: %s
-listen_address: ""
-resources: [pods, nodes]
-namespaces: [%s]
-leader_election:
-  enabled: true
-  lease_name: ha-ksp
-  lease_namespace: %s
-  identity: %s
-  lease_duration: %s
-  renew_deadline: 2s
-  retry_period: 500ms
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, haInterval, ns, ns, id, haLeaseDuration, capture.URL())
-	return &haAgent{testAgent: startAgent(t, agentOptions{ctx: ctx, configText: cfgText}), id: id, capture: capture}
+	cfg := haConfig(ns, "ha-ksp", id, 500*time.Millisecond, capture.URL())
+	return &haAgent{testAgent: startAgent(t, agentOptions{ctx: ctx, config: cfg}), id: id, capture: capture}
+}
+
+// haConfig elects a leader on the Lease lease in ns as identity id, with
+// the retry period retry, and pushes the pods and nodes of ns to url.
+func haConfig(ns, lease, id string, retry time.Duration, url string) *agentConfig {
+	cfg := newConfig(url)
+	cfg.SnapshotInterval = haInterval
+	cfg.Resources, cfg.Namespaces = []string{"pods", "nodes"}, []string{ns}
+	cfg.LeaderElection = &leaderElection{
+		Enabled: true, LeaseName: lease, LeaseNamespace: ns, Identity: id,
+		LeaseDuration: haLeaseDuration, RenewDeadline: 2 * time.Second, RetryPeriod: retry,
+	}
+	return cfg
 }
 
 // When the leader dies without releasing the Lease (SIGKILL: an OOM kill, a
@@ -176,24 +173,8 @@ func TestHAFailoverSIGKILL(t *testing.T) {
 	}
 	start := func(id string) *replica {
 		recv := newRecorder(t, nil)
-		p := startAgent(t, agentOptions{binary: true, configText: fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: %s
-listen_address: %s
-resources: [pods, nodes]
-namespaces: [%s]
-push_self_metrics: false
-leader_election:
-  enabled: true
-  lease_name: ha-kill
-  lease_namespace: %[4]s
-  identity: %s
-  lease_duration: %s
-  renew_deadline: 2s
-  retry_period: %s
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, haInterval, listenPlaceholder, ns, id, haLeaseDuration, retryPeriod, recv.URL("/"+id)), waitReady: true})
+		cfg := haConfig(ns, "ha-kill", id, retryPeriod, recv.URL("/"+id)).noSelfMetrics()
+		p := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 		return &replica{id: id, p: p, recv: recv}
 	}
 	a, b := start("kill-a"), start("kill-b")

@@ -114,14 +114,6 @@ func cleanupNodes(t *testing.T, c kubernetes.Interface, nodes []string) {
 	}
 }
 
-// testWriter sends log lines to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 // createPods creates a namespace (when ns is not "") and a pod of one
 // container per name in it, and returns their UIDs by name.
 func createPods(ctx context.Context, t *testing.T, c kubernetes.Interface, ns string, names ...string) map[string]string {

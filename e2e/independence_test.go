@@ -49,21 +49,16 @@ func TestDeadEndpointsStallNothing(t *testing.T) {
 	}))
 	defer func() { slow.CloseClientConnections(); slow.Close() }()
 
-	cfg := fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: %s
-listen_address: %s
-external_labels: {run: independence}
-remote_write:
-  - url: http://127.0.0.1:%d/api/v1/write
-    name: dead
-  - url: %s/api/v1/write
-    name: slow
-  - url: %s
-    name: healthy
-`, env.cp.Kubeconfig, ns, independenceInterval, listenPlaceholder, deadPort, slow.URL, env.prom.WriteURL())
-	p := startAgent(t, agentOptions{binary: true, configText: cfg, waitReady: true})
+	cfg := newConfig("")
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.SnapshotInterval = independenceInterval
+	cfg.ExternalLabels = map[string]string{"run": "independence"}
+	cfg.RemoteWrite = []*remoteWrite{
+		{URL: fmt.Sprintf("http://127.0.0.1:%d/api/v1/write", deadPort), Name: "dead"},
+		{URL: slow.URL + "/api/v1/write", Name: "slow"},
+		{URL: env.prom.WriteURL(), Name: "healthy"},
+	}
+	p := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 
 	sel := fmt.Sprintf(`kube_pod_info{run="independence",namespace=%q}`, ns)
 	var maxLag, maxReload time.Duration

@@ -254,9 +254,9 @@ func TestMimirSemantics(t *testing.T) {
 			headers := map[string]string{mimirOrgHeader: "tenant-" + tc.name}
 			agents := map[string]*testAgent{}
 			for _, replica := range []string{"a", "b"} {
-				agents[replica] = startMatrixAgent(t, ns,
+				agents[replica] = startAgent(t, agentOptions{config: matrixConfig(ns,
 					map[string]string{mimirCluster: "mimir-" + tc.name, mimirReplica: replica},
-					endpointYAML("mimir", srv.URL(), tc.proto, headers))
+					matrixEndpoint("mimir", srv.URL(), tc.proto, headers))})
 			}
 
 			// Wait for both replicas' samples (b's answered 202), the

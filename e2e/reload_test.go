@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
@@ -51,26 +52,24 @@ func TestReloadBinary(t *testing.T) {
 	}
 
 	old, fresh := newRecorder(t, nil), newRecorder(t, nil)
-	config := func(resources, url string) string {
-		return fmt.Sprintf(`kubeconfig: %s
-resources: %s
-namespaces: [%s]
-snapshot_interval: %s
-listen_address: %s
-shutdown_timeout: 20s
-external_labels: {run: reload}
-remote_write:
-  - url: %s
-    name: main
-    queue_config: {batch_send_deadline: 50ms, max_backoff: 200ms}
-`, env.cp.Kubeconfig, resources, ns, reloadInterval, listenPlaceholder, url)
+	config := func(resources []string, url string) string {
+		cfg := newConfig(url)
+		cfg.Resources, cfg.Namespaces = resources, []string{ns}
+		cfg.SnapshotInterval = reloadInterval
+		cfg.ListenAddress = ptr.To(listenPlaceholder)
+		cfg.ShutdownTimeout = 20 * time.Second
+		cfg.ExternalLabels = map[string]string{"run": "reload"}
+		cfg.endpoint().Name = "main"
+		cfg.endpoint().QueueConfig = queueConfig{BatchSendDeadline: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+		return cfg.yamlText(t)
 	}
-	p := startAgent(t, agentOptions{binary: true, configText: config("[pods]", old.URL("/old")), waitReady: true})
+	pods := []string{"pods"}
+	p := startAgent(t, agentOptions{binary: true, configText: config(pods, old.URL("/old")), waitReady: true})
 	podInfo := []string{`__name__="kube_pod_info"`, fmt.Sprintf("pod=%q", sc.Pods["running"])}
 	eventually(t, 20*time.Second, "snapshots at the receiver", old.needTimestamps(3, "/old", podInfo...))
 
 	t.Run("a bad configuration is refused; the old one keeps pushing", func(t *testing.T) {
-		p.writeConfig(t, strings.Replace(config("[pods]", old.URL("/old")), "snapshot_interval: 1s", "snapshot_interval: 0s", 1))
+		p.writeConfig(t, strings.Replace(config(pods, old.URL("/old")), "snapshot_interval: 1s", "snapshot_interval: 0s", 1))
 		n := len(old.timestamps("/old", podInfo...))
 		p.signal(t, syscall.SIGHUP)
 		want := "config.yaml:4: snapshot_interval: must be at least 1s, not 0s"
@@ -89,7 +88,7 @@ remote_write:
 	})
 
 	t.Run("configmaps added; pods flow on without a gap", func(t *testing.T) {
-		p.writeConfig(t, config("[pods, configmaps]", old.URL("/old")))
+		p.writeConfig(t, config([]string{"pods", "configmaps"}, old.URL("/old")))
 		code, body := p.reload(t)
 		require.Equal(t, http.StatusOK, code, body)
 		require.Contains(t, p.page(t), "kube_state_push_config_last_reload_successful 1")
@@ -120,7 +119,7 @@ remote_write:
 		// metadata), which logged a delivered queue once.
 		const delivered = "endpoint stopped by a reload; its queue was delivered"
 		n := strings.Count(p.logs.String(), delivered)
-		p.writeConfig(t, config("[pods, configmaps]", fresh.URL("/fresh")))
+		p.writeConfig(t, config([]string{"pods", "configmaps"}, fresh.URL("/fresh")))
 		code, body := p.reload(t)
 		require.Equal(t, http.StatusOK, code, body)
 		eventually(t, 10*time.Second, "snapshots at the new receiver", fresh.needTimestamps(2, "/fresh", podInfo...))

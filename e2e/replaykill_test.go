@@ -56,27 +56,18 @@ func TestSIGKILLDuringReplay(t *testing.T) {
 	createPods(ctx, t, client, ns, "web-1", "web-2", "web-3")
 	t.Cleanup(func() { deleteNamespace(t, client, ns) })
 
-	cfg := fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: %s
-shutdown_timeout: 20s
-external_labels: {run: replaykill}
-remote_write:
-  - url: %s
-    name: prom
-    remote_timeout: 10s
-    disk_buffer:
-      directory: %s
-    queue_config:
-      min_shards: 1
-      max_shards: 1
-      max_samples_per_send: %d
-      batch_send_deadline: 100ms
-      min_backoff: 50ms
-      max_backoff: 500ms
-`, env.cp.Kubeconfig, ns, listenPlaceholder, proxy.URL(), filepath.Join(dir, "buffer"), replayPerSend)
+	cfg := newConfig(proxy.URL())
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ShutdownTimeout = 20 * time.Second
+	cfg.ExternalLabels = map[string]string{"run": "replaykill"}
+	cfg.RemoteWrite[0] = &remoteWrite{
+		URL: proxy.URL(), Name: "prom", RemoteTimeout: 10 * time.Second,
+		DiskBuffer: &diskBuffer{Directory: filepath.Join(dir, "buffer")},
+		QueueConfig: queueConfig{
+			MinShards: 1, MaxShards: 1, MaxSamplesPerSend: replayPerSend,
+			BatchSendDeadline: 100 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
+		},
+	}
 	scrape := func(p *testAgent) selfMetrics {
 		t.Helper()
 		return p.metrics(t)
@@ -94,7 +85,7 @@ remote_write:
 		}).Samples
 	}
 
-	agent1 := startAgent(t, agentOptions{binary: true, configText: cfg, waitReady: true})
+	agent1 := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 	eventually(t, 60*time.Second, "run 1 delivering", func() error {
 		m := scrape(agent1)
 		if n, sent := m.value(t, "kube_state_push_snapshot_total", nil), m.value(t, "kube_state_push_remote_samples_sent_total", ep); n < 3 || sent == 0 {
@@ -149,7 +140,7 @@ remote_write:
 
 	// Run 2, on the same buffer, at full speed.
 	proxy.SetRules(faultproxy.Always(faultproxy.Hold(0)))
-	agent2 := startAgent(t, agentOptions{binary: true, configText: cfg, waitReady: true})
+	agent2 := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 	var drainedIn time.Duration
 	started2 := time.Now()
 	eventually(t, 60*time.Second, "run 2 drained the buffer", func() error {
