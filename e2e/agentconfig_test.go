@@ -73,29 +73,20 @@ type kubeletConfig struct {
 	Interval        time.Duration     `yaml:"interval,omitempty"`
 	Timeout         time.Duration     `yaml:"timeout,omitempty"`
 	BearerTokenFile *string           `yaml:"bearer_token_file,omitempty"`
-	CAFile          string            `yaml:"-"`
+	TLSConfig       map[string]string `yaml:"tls_config,omitempty,flow"`
 	TargetLabels    map[string]string `yaml:"target_labels,omitempty,flow"`
 	// Extra holds more keys (paths...).
 	Extra map[string]any `yaml:",inline"`
 }
 
-// MarshalYAML writes CAFile as tls_config.ca_file.
-func (k kubeletConfig) MarshalYAML() (any, error) {
-	type plain kubeletConfig
-	out := struct {
-		plain     `yaml:",inline"`
-		TLSConfig map[string]string `yaml:"tls_config,omitempty,flow"`
-	}{plain: plain(k)}
-	if k.CAFile != "" {
-		out.TLSConfig = map[string]string{"ca_file": k.CAFile}
-	}
-	return out, nil
-}
-
 // newKubelet scrapes the kubelets every second (timeout 900ms) with the
 // CA caFile, by mode (direct or apiserver; "" for the default).
 func newKubelet(mode, caFile string) *kubeletConfig {
-	return &kubeletConfig{Mode: mode, Interval: time.Second, Timeout: 900 * time.Millisecond, CAFile: caFile}
+	k := &kubeletConfig{Mode: mode, Interval: time.Second, Timeout: 900 * time.Millisecond}
+	if caFile != "" {
+		k.TLSConfig = map[string]string{"ca_file": caFile}
+	}
+	return k
 }
 
 type leaderElection struct {

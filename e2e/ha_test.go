@@ -195,8 +195,8 @@ func TestHAFailoverSIGKILL(t *testing.T) {
 		}
 		return nil
 	})
-	require.Contains(t, leader.p.page(t), "kube_state_push_leader 1")
-	require.Contains(t, follower.p.page(t), "kube_state_push_leader 0")
+	require.Equal(t, 1.0, leader.p.metrics(t).single(t, "kube_state_push_leader"))
+	require.Equal(t, 0.0, follower.p.metrics(t).single(t, "kube_state_push_leader"))
 	lts := stamps(leader)
 	before := leader.recv.seriesAt("/"+leader.id, lts[len(lts)-2])
 
@@ -220,7 +220,7 @@ func TestHAFailoverSIGKILL(t *testing.T) {
 		gap, time.UnixMilli(fts[0]).Sub(killed).Round(time.Millisecond), haLeaseDuration, maxGap)
 	require.Greater(t, gap, haInterval, "the Lease was not released: the follower waited for it to expire")
 	clock.requireGap(t, gap, maxGap)
-	require.Contains(t, follower.p.page(t), "kube_state_push_leader 1")
+	require.Equal(t, 1.0, follower.p.metrics(t).single(t, "kube_state_push_leader"))
 
 	after := follower.recv.seriesAt("/"+follower.id, fts[0])
 	require.NotEmpty(t, after)

@@ -139,10 +139,9 @@ func (a *testAgent) runBinary(t *testing.T) {
 	a.cmd.Env = append(os.Environ(), a.opts.env...)
 	a.cmd.Stdout, a.cmd.Stderr = a.logs, a.logs
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	a.done = make(chan struct{})
-	a.err = nil
 	require.NoError(t, a.cmd.Start())
-	done := a.done
+	done := make(chan struct{})
+	a.done, a.err = done, nil
 	go func() {
 		err := a.cmd.Wait()
 		a.err = err
@@ -288,7 +287,7 @@ func (a *testAgent) stop() error {
 // kill ends a binary at once with SIGKILL, as the kernel's OOM killer or a
 // node failure would, and waits for it.
 func (a *testAgent) kill() {
-	if a.exited() {
+	if a.done == nil || a.exited() {
 		return
 	}
 	_ = a.cmd.Process.Kill()
