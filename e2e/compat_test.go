@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -173,12 +172,7 @@ func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []stri
 
 	// Both have listed everything once ready; then take kube-state-metrics'
 	// scrape and the agent's next complete snapshot.
-	eventually(t, time.Minute, "agent ready", func() error {
-		if !a.Ready() {
-			return fmt.Errorf("not ready")
-		}
-		return nil
-	})
+	o.waitReady(t)
 	text, err := ksm.Scrape(ctx)
 	require.NoError(t, err)
 	want, err = testenv.ParseExposition(text)
@@ -227,12 +221,7 @@ func completeSnapshot(t *testing.T, capture *testenv.Capture) map[string]float64
 		if len(ts) < 3 {
 			return fmt.Errorf("%d snapshots so far", len(ts))
 		}
-		got = capture.Series(ts[len(ts)-2])
-		for k, v := range got {
-			if encode.IsStaleNaN(v) {
-				delete(got, k)
-			}
-		}
+		got = withoutStale(capture.Series(ts[len(ts)-2]))
 		return nil
 	})
 	return got

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -210,4 +211,14 @@ func extraCopies(seen map[string]map[int64]int) int {
 		}
 	}
 	return n
+}
+
+// withoutStale removes the staleness markers from series and returns it.
+func withoutStale(series map[string]float64) map[string]float64 {
+	for k, v := range series {
+		if encode.IsStaleNaN(v) {
+			delete(series, k)
+		}
+	}
+	return series
 }

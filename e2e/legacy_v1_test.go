@@ -231,12 +231,7 @@ func legacyV1Snapshot(t *testing.T, ctx context.Context, ns string, resources []
 	}
 	o := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	defer func() { require.NoError(t, o.stop()) }()
-	eventually(t, time.Minute, "agent ready", func() error {
-		if !o.agent.Ready() {
-			return fmt.Errorf("not ready")
-		}
-		return nil
-	})
+	o.waitReady(t)
 	return completeSnapshot(t, capture)
 }
 

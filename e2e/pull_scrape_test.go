@@ -34,12 +34,7 @@ func TestPullScrapedByPrometheus(t *testing.T) {
 	cfg.Resources = []string{"nodes", "pods"}
 	o := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	defer func() { require.NoError(t, o.stop()) }()
-	eventually(t, time.Minute, "agent ready", func() error {
-		if !o.agent.Ready() {
-			return fmt.Errorf("not ready")
-		}
-		return nil
-	})
+	o.waitReady(t)
 
 	prom, err := testenv.StartPrometheusWithConfig(ctx, t.TempDir(), fmt.Sprintf(`global:
   scrape_interval: 1s

@@ -14,7 +14,6 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -137,16 +136,11 @@ func capturedSnapshot(t *testing.T, ctx context.Context, settings func(*agentCon
 	t.Cleanup(capture.Close)
 	cfg := captureConfig(capture.URL())
 	settings(cfg)
-	a := startAgent(t, agentOptions{ctx: ctx, config: cfg}).agent
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 
 	return func() map[string]float64 {
 		t.Helper()
-		eventually(t, time.Minute, "agent ready", func() error {
-			if !a.Ready() {
-				return fmt.Errorf("not ready")
-			}
-			return nil
-		})
+		a.waitReady(t)
 		before := len(capture.Timestamps())
 		var got map[string]float64
 		eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
@@ -156,12 +150,7 @@ func capturedSnapshot(t *testing.T, ctx context.Context, settings func(*agentCon
 			}
 			// The last but one, taken after ready: the last may still be
 			// arriving.
-			got = capture.Series(ts[len(ts)-2])
-			for k, v := range got {
-				if encode.IsStaleNaN(v) {
-					delete(got, k)
-				}
-			}
+			got = withoutStale(capture.Series(ts[len(ts)-2]))
 			return nil
 		})
 		return got
