@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	"k8s.io/utils/ptr"
 
@@ -267,9 +268,12 @@ func (a *testAgent) requireNothingDropped(t *testing.T, endpoint string) {
 // in-process agent's Run error, or a binary's exit (within a minute).
 func (a *testAgent) stop() error {
 	if !a.opts.binary {
+		if a.stopFn == nil {
+			return nil
+		}
 		return a.stopFn()
 	}
-	if a.exited() {
+	if a.done == nil || a.exited() {
 		return a.err
 	}
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -364,7 +368,7 @@ type selfMetrics []*dto.MetricFamily
 
 // parseMetrics reads a /metrics page.
 func parseMetrics(text string) (selfMetrics, error) {
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	byName, err := p.TextToMetricFamilies(strings.NewReader(text))
 	if err != nil {
 		return nil, fmt.Errorf("parsing self-metrics: %w", err)
