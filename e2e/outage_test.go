@@ -129,9 +129,6 @@ func startOutageReceiver(t *testing.T, ctx context.Context, name, dir string) (o
 	return vmReceiver{v}, nil
 }
 
-// runOutage runs an agent pushing ns to r, stops r for outageTicks
-// snapshots, starts it again, and counts what r holds. With bufferDir, the
-// agent's queue is a disk buffer there.
 // outageQueue is the queue of the outage tests' agents: one shard that
 // holds a whole outage.
 var outageQueue = queueConfig{
@@ -139,6 +136,9 @@ var outageQueue = queueConfig{
 	BatchSendDeadline: 100 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
 }
 
+// runOutage runs an agent pushing ns to r, stops r for outageTicks
+// snapshots, starts it again, and counts what r holds. With bufferDir, the
+// agent's queue is a disk buffer there.
 func runOutage(t *testing.T, ctx context.Context, r outageReceiver, ns, cluster, bufferDir string) {
 	// The queue holds the whole outage: a few hundred samples a snapshot.
 	cfg := newConfig(r.WriteURL())
