@@ -209,7 +209,6 @@ func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []stri
 	return want, got
 }
 
-// diffSeries compares two series maps.
 // completeSnapshot returns the live series of a snapshot capture received
 // whole: the last but one of at least three (the last may still be
 // arriving), staleness markers left out.
@@ -227,6 +226,7 @@ func completeSnapshot(t *testing.T, capture *testenv.Capture) map[string]float64
 	return got
 }
 
+// diffSeries compares two series maps.
 func diffSeries(want, got map[string]float64) (missing, extra, differ []string) {
 	for k, v := range want {
 		g, ok := got[k]
