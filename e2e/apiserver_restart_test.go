@@ -47,18 +47,14 @@ func TestAPIServerRestartRelists(t *testing.T) {
 	// includes "Watch closed" with the 410.
 	logs := &syncBuffer{}
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(4), textlogger.Output(logs)))
-	a := startOwnAgent(t, klog.NewContext(ctx, logger), fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-shutdown_timeout: 10s
-external_labels: {cluster: apirestart}
-remote_write:
-  - url: %s
-    name: prometheus
-    queue_config: {batch_send_deadline: 100ms, max_backoff: 200ms}
-`, cp.Kubeconfig, ns, env.prom.WriteURL()))
+	cfg := newConfig(env.prom.WriteURL())
+	cfg.Kubeconfig = cp.Kubeconfig
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.ExternalLabels = map[string]string{"cluster": "apirestart"}
+	cfg.endpoint().Name = "prometheus"
+	cfg.endpoint().QueueConfig.MaxBackoff = 200 * time.Millisecond
+	a := startAgent(t, agentOptions{ctx: klog.NewContext(ctx, logger), config: cfg})
 
 	sel := fmt.Sprintf(`cluster="apirestart",namespace=%q`, ns)
 	expectPods(t, sel, uids)

@@ -40,30 +40,19 @@ func TestBackfillNewestFirst(t *testing.T) {
 	vm, err := testenv.StartVictoriaMetrics(ctx, dir)
 	require.NoError(t, err)
 	t.Cleanup(vm.Stop)
-	proxy, err := faultproxy.New(vm.WriteURL())
-	require.NoError(t, err)
-	t.Cleanup(proxy.Close)
+	proxy := startProxy(t, vm.WriteURL())
 
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-push_self_metrics: false
-external_labels: {cluster: backfill}
-remote_write:
-  - url: %s
-    name: vm
-    backfill: newest_first
-    metadata_config: {send: false}
-    disk_buffer: {directory: %s}
-`, env.cp.Kubeconfig, ns, proxy.URL(), filepath.Join(dir, "buffer")))
+	cfg := newConfig(proxy.URL()).noSelfMetrics()
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ExternalLabels = map[string]string{"cluster": "backfill"}
+	cfg.RemoteWrite[0] = &remoteWrite{URL: proxy.URL(), Name: "vm", Backfill: "newest_first",
+		MetadataConfig: &metadataConfig{Send: false}, DiskBuffer: &diskBuffer{Directory: filepath.Join(dir, "buffer")}}
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "vm"}
 	a.waitDelivered(t, endpoint, 3)
 
-	always := func(*faultproxy.Request) bool { return true }
-	proxy.SetRules(faultproxy.When(always, faultproxy.Respond(http.StatusServiceUnavailable)))
+	proxy.SetRules(faultproxy.Always(faultproxy.Respond(http.StatusServiceUnavailable)))
 	atStop := snapshots()
 	eventually(t, 2*backfillOutage*time.Second, "snapshots while the receiver is down", func() error {
 		if n := snapshots() - atStop; n < backfillOutage {

@@ -86,28 +86,20 @@ func TestBinaryLifecycle(t *testing.T) {
 		sc, err := testenv.CreateSampleCluster(t.Context(), client, "binary", "binary")
 		require.NoError(t, err)
 		defer cleanupNodes(t, client, sc.Nodes)
-		port, err := testenv.FreePort()
-		require.NoError(t, err)
-		path := filepath.Join(dir, "config.yaml")
-		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`kubeconfig: %s
-resources: [nodes]
-snapshot_interval: 1h
-listen_address: 127.0.0.1:%d
-external_labels: {run: binary-test}
-remote_write:
-  - url: %s
-`, env.cp.Kubeconfig, port, env.prom.WriteURL())), 0o600))
-		p, err := testenv.Start(dir, "agent", bin, "--config.file="+path, "--log.level=debug")
-		require.NoError(t, err)
-		defer p.Kill()
+		cfg := newConfig(env.prom.WriteURL())
+		cfg.Resources = []string{"nodes"}
+		cfg.SnapshotInterval = time.Hour
+		cfg.ExternalLabels = map[string]string{"run": "binary-test"}
+		cfg.RemoteWrite[0] = &remoteWrite{URL: env.prom.WriteURL()}
+		p := startAgent(t, agentOptions{binary: true, config: cfg})
 		eventually(t, 30*time.Second, "/readyz", func() error {
-			return httpStatus(fmt.Sprintf("http://127.0.0.1:%d/readyz", port), 200)
+			return httpStatus(p.url("/readyz"), 200)
 		})
 		// With a 1h interval, only the final snapshot at SIGTERM can push.
-		p.Stop(30 * time.Second)
-		require.True(t, p.Exited())
-		require.NoError(t, p.Err(), "exit status 0 after SIGTERM")
-		log := p.Tail()
+		err = p.stop()
+		require.True(t, p.exited())
+		require.NoError(t, err, "exit status 0 after SIGTERM")
+		log := p.logs.String()
 		require.Contains(t, log, "final snapshot queued")
 		require.Contains(t, log, "msg=stopped")
 		require.Contains(t, log, "component=client-go", "klog output goes through the same handler")

@@ -17,8 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-state-push/kube-state-push/agent"
-	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -104,13 +102,12 @@ func TestCompatibilityWithKubeStateMetrics(t *testing.T) {
 			"--metric-labels-allowlist=*=[*]",
 			"--metric-annotations-allowlist=*=[*]",
 			"--metric-opt-in-list=" + optIn,
-		}, fmt.Sprintf(`
-resources: [%s]
-namespaces: [%s]
-metric_labels_allowlist: {"*": ["*"]}
-metric_annotations_allowlist: {"*": ["*"]}
-metric_opt_in_list: [%s]
-`, resources, ns, optIn))
+		}, func(c *agentConfig) {
+			c.Resources, c.Namespaces = strings.Split(resources, ","), []string{ns}
+			c.set("metric_labels_allowlist", map[string][]string{"*": {"*"}})
+			c.set("metric_annotations_allowlist", map[string][]string{"*": {"*"}})
+			c.set("metric_opt_in_list", strings.Split(optIn, ","))
+		})
 		requireFamilyCoverage(t, want)
 		requireDocumentedLabels(t, want)
 		differencesSeen.mu.Lock()
@@ -126,13 +123,13 @@ metric_opt_in_list: [%s]
 			"--metric-denylist=kube_pod_container_.*,.*_created$",
 			"--metric-labels-allowlist=pods=[app],namespaces=[*]",
 			"--metric-annotations-allowlist=secrets=[note*]",
-		}, `
-resources: [pods, nodes, namespaces, configmaps, secrets, deployments]
-namespaces_denylist: [kube-system, default, kube-public, kube-node-lease]
-metric_denylist: ["kube_pod_container_.*", ".*_created$"]
-metric_labels_allowlist: {pods: [app], namespaces: ["*"]}
-metric_annotations_allowlist: {secrets: ["note*"]}
-`)
+		}, func(c *agentConfig) {
+			c.Resources = []string{"pods", "nodes", "namespaces", "configmaps", "secrets", "deployments"}
+			c.set("namespaces_denylist", []string{"kube-system", "default", "kube-public", "kube-node-lease"})
+			c.set("metric_denylist", []string{"kube_pod_container_.*", ".*_created$"})
+			c.set("metric_labels_allowlist", map[string][]string{"pods": {"app"}, "namespaces": {"*"}})
+			c.set("metric_annotations_allowlist", map[string][]string{"secrets": {"note*"}})
+		})
 		require.NotEmpty(t, want)
 		for k := range want {
 			require.False(t, strings.HasPrefix(k, "kube_pod_container_"), k)
@@ -144,11 +141,10 @@ metric_annotations_allowlist: {secrets: ["note*"]}
 			"--resources=pods,jobs,cronjobs",
 			"--namespaces=" + ns,
 			"--metric-allowlist=^kube_pod_(info|status_phase)$,kube_job_.*",
-		}, fmt.Sprintf(`
-resources: [pods, jobs, cronjobs]
-namespaces: [%s]
-metric_allowlist: ["^kube_pod_(info|status_phase)$", "kube_job_.*"]
-`, ns))
+		}, func(c *agentConfig) {
+			c.Resources, c.Namespaces = []string{"pods", "jobs", "cronjobs"}, []string{ns}
+			c.set("metric_allowlist", []string{"^kube_pod_(info|status_phase)$", "kube_job_.*"})
+		})
 		for k := range want {
 			require.Regexp(t, `^kube_(pod_info|pod_status_phase|job_.*)\{`, k)
 		}
@@ -159,7 +155,7 @@ metric_allowlist: ["^kube_pod_(info|status_phase)$", "kube_job_.*"]
 // agent with the equivalent configuration (settings) against the shared
 // API server, and requires the same series from both, but for the
 // intentional differences. It returns both sides.
-func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []string, settings string) (want, got map[string]float64) {
+func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []string, settings func(*agentConfig)) (want, got map[string]float64) {
 	t.Helper()
 	ksm, err := testenv.StartKubeStateMetrics(ctx, t.TempDir(), env.cp.Kubeconfig, flags...)
 	require.NoError(t, err)
@@ -167,27 +163,16 @@ func compareWithKubeStateMetrics(t *testing.T, ctx context.Context, flags []stri
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	cfgText := fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: 1s
-listen_address: ""
-pull: {listen_address: "127.0.0.1:0"} # its /metrics is compared with kube-state-metrics' too
-push_self_metrics: false # every captured series is compared: not the agent's own
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-%s`, env.cp.Kubeconfig, capture.URL(), settings)
-	o := runOwnAgent(t, ctx, cfgText, agent.Options{})
+	// Its pull page is compared with kube-state-metrics' too.
+	cfg := captureConfig(capture.URL()).set("pull", map[string]string{"listen_address": "127.0.0.1:0"})
+	settings(cfg)
+	o := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	defer func() { require.NoError(t, o.stop()) }()
 	a := o.agent
 
 	// Both have listed everything once ready; then take kube-state-metrics'
 	// scrape and the agent's next complete snapshot.
-	eventually(t, time.Minute, "agent ready", func() error {
-		if !a.Ready() {
-			return fmt.Errorf("not ready")
-		}
-		return nil
-	})
+	o.waitReady(t)
 	text, err := ksm.Scrape(ctx)
 	require.NoError(t, err)
 	want, err = testenv.ParseExposition(text)
@@ -224,7 +209,6 @@ remote_write:
 	return want, got
 }
 
-// diffSeries compares two series maps.
 // completeSnapshot returns the live series of a snapshot capture received
 // whole: the last but one of at least three (the last may still be
 // arriving), staleness markers left out.
@@ -236,17 +220,13 @@ func completeSnapshot(t *testing.T, capture *testenv.Capture) map[string]float64
 		if len(ts) < 3 {
 			return fmt.Errorf("%d snapshots so far", len(ts))
 		}
-		got = capture.Series(ts[len(ts)-2])
-		for k, v := range got {
-			if encode.IsStaleNaN(v) {
-				delete(got, k)
-			}
-		}
+		got = withoutStale(capture.Series(ts[len(ts)-2]))
 		return nil
 	})
 	return got
 }
 
+// diffSeries compares two series maps.
 func diffSeries(want, got map[string]float64) (missing, extra, differ []string) {
 	for k, v := range want {
 		g, ok := got[k]

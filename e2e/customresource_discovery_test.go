@@ -65,17 +65,10 @@ func TestCustomResourceDiscovery(t *testing.T) {
 	capture := testenv.NewCapture()
 	defer capture.Close()
 	logs := &syncBuffer{}
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: %s
-listen_address: ""
-push_self_metrics: false
-resources: [namespaces]
-custom_resource_state:
-%s
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, interval, discoveryDocument, capture.URL()), agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	cfg := captureConfig(capture.URL()).set("custom_resource_state", yamlValue(t, discoveryDocument))
+	cfg.SnapshotInterval = interval
+	cfg.Resources = []string{"namespaces"}
+	o := startAgent(t, agentOptions{ctx: ctx, config: cfg, options: agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 	defer func() { require.NoError(t, o.stop()) }()
 
 	sprocket := `kube_customresource_sprocket_teeth{customresource_group="late.example.com",customresource_kind="Sprocket",customresource_version="v1",name="s1"}`
@@ -120,7 +113,7 @@ remote_write:
 	established := time.Now()
 	// The agent's part: the kind is resolved and its watch started...
 	eventually(t, 10*time.Second, "the latecomers resolved", func() error {
-		if v, _ := metricValue(o.reg, "kube_state_push_custom_resource_missing", map[string]string{"kind": "Latecomer"}); v != 0 {
+		if v, _ := o.metrics(t).sum("kube_state_push_custom_resource_missing", map[string]string{"kind": "Latecomer"}); v != 0 {
 			return fmt.Errorf("still missing")
 		}
 		return nil
@@ -129,7 +122,7 @@ remote_write:
 	// ... and the API server's: the first list of a CRD created moments
 	// ago may wait for its watch cache.
 	eventually(t, 10*time.Second, "the latecomers listed", func() error {
-		if v, _ := metricValue(o.reg, "kube_state_push_resource_synced", map[string]string{"resource": "late.example.com/v1/latecomers"}); v != 1 {
+		if v, _ := o.metrics(t).sum("kube_state_push_resource_synced", map[string]string{"resource": "late.example.com/v1/latecomers"}); v != 1 {
 			return fmt.Errorf("not synced")
 		}
 		return nil

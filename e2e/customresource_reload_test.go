@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
@@ -43,30 +40,21 @@ func TestCustomResourceReload(t *testing.T) {
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	config := func(metric, denylist string) string {
-		return fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: 1s
-listen_address: ""
-push_self_metrics: false
-resources: [namespaces]
-external_labels: {cluster: c1}
-metric_denylist: [%s]
-custom_resource_state:
-  spec:
-    resources:
-      - groupVersionKind: {group: reload.example.com, version: v1, kind: Cog}
-        labelsFromPath: {name: [metadata, name]}
-        metrics:
-          - {name: cog_%[3]s, help: h, each: {type: Gauge, gauge: {path: [spec, %[3]s]}}}
-          - {name: cog_denied, help: h, each: {type: Gauge, gauge: {path: [spec, size]}}}
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, denylist, metric, capture.URL())
+	config := func(metric, denylist string) *agentConfig {
+		cfg := captureConfig(capture.URL()).set("metric_denylist", []string{denylist}).set("custom_resource_state", yamlValue(t, fmt.Sprintf(`
+spec:
+  resources:
+    - groupVersionKind: {group: reload.example.com, version: v1, kind: Cog}
+      labelsFromPath: {name: [metadata, name]}
+      metrics:
+        - {name: cog_%[1]s, help: h, each: {type: Gauge, gauge: {path: [spec, %[1]s]}}}
+        - {name: cog_denied, help: h, each: {type: Gauge, gauge: {path: [spec, size]}}}
+`, metric)))
+		cfg.Resources = []string{"namespaces"}
+		cfg.ExternalLabels = map[string]string{"cluster": "c1"}
+		return cfg
 	}
-	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(cfgFile, []byte(config("size", "kube_customresource_cog_denied")), 0o600))
-	o := runOwnAgent(t, ctx, config("size", "kube_customresource_cog_denied"), agent.Options{ConfigFile: cfgFile})
+	o := startAgent(t, agentOptions{ctx: ctx, config: config("size", "kube_customresource_cog_denied")})
 	defer func() { require.NoError(t, o.stop()) }()
 	key := func(metric string) string {
 		return `kube_customresource_cog_` + metric + `{cluster="c1",customresource_group="reload.example.com",customresource_kind="Cog",customresource_version="v1",name="c1"}`
@@ -89,7 +77,7 @@ remote_write:
 	}
 
 	// The configuration file changes: speed instead of size.
-	require.NoError(t, os.WriteFile(cfgFile, []byte(config("speed", "kube_customresource_cog_denied")), 0o600))
+	o.writeConfig(t, config("speed", "kube_customresource_cog_denied").yamlText(t))
 	require.NoError(t, o.agent.Reload(ctx))
 	eventually(t, 30*time.Second, "cog_speed, and cog_size's staleness marker", func() error {
 		stale := false

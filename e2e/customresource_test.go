@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/encode"
@@ -92,17 +91,9 @@ func TestCustomResourceStateCompatibility(t *testing.T) {
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: 1s
-listen_address: ""
-push_self_metrics: false
-resources: [namespaces]
-pull: {listen_address: "127.0.0.1:0"}
-custom_resource_state: %s
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, doc, capture.URL()), agent.Options{})
+	conf := captureConfig(capture.URL()).set("pull", map[string]string{"listen_address": "127.0.0.1:0"}).set("custom_resource_state", doc)
+	conf.Resources = []string{"namespaces"}
+	o := startAgent(t, agentOptions{ctx: ctx, config: conf})
 	defer func() { require.NoError(t, o.stop()) }()
 
 	families := crsFamilies(t, crsDocument)

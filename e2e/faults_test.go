@@ -78,25 +78,15 @@ func TestFaultsThroughProxy(t *testing.T) {
 
 	// One shard, so that the requests of the schedule are one batch's
 	// attempts, in order.
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-shutdown_timeout: 30s
-external_labels: {cluster: faults}
-remote_write:
-  - url: %s
-    name: faulty
-    remote_timeout: %s
-    queue_config:
-      min_shards: 1
-      max_shards: 1
-      max_samples_per_send: %d
-      batch_send_deadline: 100ms
-      min_backoff: 50ms
-      max_backoff: 200ms
-`, env.cp.Kubeconfig, ns, proxy.URL(), faultsRemoteTimeout, faultsBatch))
+	cfg := newConfig(proxy.URL())
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ShutdownTimeout = 30 * time.Second
+	cfg.ExternalLabels = map[string]string{"cluster": "faults"}
+	cfg.RemoteWrite[0] = &remoteWrite{URL: proxy.URL(), Name: "faulty", RemoteTimeout: faultsRemoteTimeout, QueueConfig: queueConfig{
+		MinShards: 1, MaxShards: 1, MaxSamplesPerSend: faultsBatch,
+		BatchSendDeadline: 100 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+	}}
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 
 	// Run until the schedule is used up, both kinds of 413 were answered,
 	// and the agent has caught up and delivered three more snapshots.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/leaderelection"
 
@@ -23,7 +22,7 @@ const (
 // haAgent is an agent with leader election on, pushing to its own receiver.
 // Its stop releases the Lease as well.
 type haAgent struct {
-	*ownAgent
+	*testAgent
 	id      string
 	capture *testenv.Capture
 }
@@ -45,8 +44,8 @@ func TestHAFailover(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanupNodes(t, client, sc.Nodes)
 
-	a := startHAAgent(t, ctx, ns, "ha-a")
-	b := startHAAgent(t, ctx, ns, "ha-b")
+	a := haReplica(t, ctx, ns, "ha-a")
+	b := haReplica(t, ctx, ns, "ha-b")
 	for _, h := range []*haAgent{a, b} {
 		eventually(t, time.Minute, h.id+" ready", func() error {
 			if !h.agent.Ready() {
@@ -81,8 +80,8 @@ func TestHAFailover(t *testing.T) {
 		return nil
 	})
 	require.Empty(t, follower.capture.Timestamps(), "the follower %s pushes nothing", follower.id)
-	require.Equal(t, 1.0, gauge(t, leader.reg, "kube_state_push_leader"), leader.id)
-	require.Equal(t, 0.0, gauge(t, follower.reg, "kube_state_push_leader"), follower.id)
+	require.Equal(t, 1.0, leader.metrics(t).single(t, "kube_state_push_leader"), leader.id)
+	require.Equal(t, 0.0, follower.metrics(t).single(t, "kube_state_push_leader"), follower.id)
 	t.Logf("%s leads, %s follows", leader.id, follower.id)
 
 	// The leader's last complete snapshot, to compare with the follower's.
@@ -105,7 +104,7 @@ func TestHAFailover(t *testing.T) {
 	t.Logf("failover gap: %s between the last sample at %s's receiver and the first at %s's (limit %s)", gap, leader.id, follower.id, maxGap)
 	require.Positive(t, gap, "the follower starts after the leader's final snapshot")
 	clock.requireGap(t, gap, maxGap)
-	require.Equal(t, 1.0, gauge(t, follower.reg, "kube_state_push_leader"), follower.id)
+	require.Equal(t, 1.0, follower.metrics(t).single(t, "kube_state_push_leader"), follower.id)
 
 	// A warm standby: its first complete snapshot holds the same cluster
 	// series (its self-metrics differ: they name its own endpoint).
@@ -123,45 +122,27 @@ func TestHAFailover(t *testing.T) {
 	require.Empty(t, extra, "only after failover")
 }
 
-// startHAAgent runs an agent with leader election on the Lease ha-ksp in ns,
+// haReplica runs an agent with leader election on the Lease ha-ksp in ns,
 // as identity id, pushing to a receiver of its own, until the test ends.
-func startHAAgent(t *testing.T, ctx context.Context, ns, id string) *haAgent {
+func haReplica(t *testing.T, ctx context.Context, ns, id string) *haAgent {
 	t.Helper()
 	capture := testenv.NewCapture()
 	t.Cleanup(capture.Close)
-	cfgText := fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: %s
-listen_address: ""
-resources: [pods, nodes]
-namespaces: [%s]
-leader_election:
-  enabled: true
-  lease_name: ha-ksp
-  lease_namespace: %s
-  identity: %s
-  lease_duration: %s
-  renew_deadline: 2s
-  retry_period: 500ms
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, haInterval, ns, ns, id, haLeaseDuration, capture.URL())
-	return &haAgent{ownAgent: startOwnAgent(t, ctx, cfgText), id: id, capture: capture}
+	cfg := haConfig(ns, "ha-ksp", id, 500*time.Millisecond, capture.URL())
+	return &haAgent{testAgent: startAgent(t, agentOptions{ctx: ctx, config: cfg}), id: id, capture: capture}
 }
 
-// gauge returns the value of an unlabelled gauge in reg.
-func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			require.Len(t, mf.GetMetric(), 1)
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
+// haConfig elects a leader on the Lease lease in ns as identity id, with
+// the retry period retry, and pushes the pods and nodes of ns to url.
+func haConfig(ns, lease, id string, retry time.Duration, url string) *agentConfig {
+	cfg := newConfig(url)
+	cfg.SnapshotInterval = haInterval
+	cfg.Resources, cfg.Namespaces = []string{"pods", "nodes"}, []string{ns}
+	cfg.LeaderElection = &leaderElection{
+		Enabled: true, LeaseName: lease, LeaseNamespace: ns, Identity: id,
+		LeaseDuration: haLeaseDuration, RenewDeadline: 2 * time.Second, RetryPeriod: retry,
 	}
-	t.Fatalf("no %s", name)
-	return 0
+	return cfg
 }
 
 // When the leader dies without releasing the Lease (SIGKILL: an OOM kill, a
@@ -175,7 +156,6 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // series (a warm standby).
 func TestHAFailoverSIGKILL(t *testing.T) {
 	needEnv(t)
-	bin := buildAgent(t)
 	clock := startWallClock()
 	ctx := context.Background()
 	client, err := env.cp.Client()
@@ -188,29 +168,13 @@ func TestHAFailoverSIGKILL(t *testing.T) {
 	const retryPeriod = 500 * time.Millisecond
 	type replica struct {
 		id   string
-		p    *agentProcess
+		p    *testAgent
 		recv *recorder
 	}
 	start := func(id string) *replica {
 		recv := newRecorder(t, nil)
-		p := startAgentProcess(t, bin, fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: %s
-listen_address: %s
-resources: [pods, nodes]
-namespaces: [%s]
-push_self_metrics: false
-leader_election:
-  enabled: true
-  lease_name: ha-kill
-  lease_namespace: %[4]s
-  identity: %s
-  lease_duration: %s
-  renew_deadline: 2s
-  retry_period: %s
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, haInterval, listenPlaceholder, ns, id, haLeaseDuration, retryPeriod, recv.URL("/"+id)))
+		cfg := haConfig(ns, "ha-kill", id, retryPeriod, recv.URL("/"+id)).noSelfMetrics()
+		p := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 		return &replica{id: id, p: p, recv: recv}
 	}
 	a, b := start("kill-a"), start("kill-b")
@@ -231,8 +195,8 @@ remote_write:
 		}
 		return nil
 	})
-	require.Contains(t, leader.p.metrics(t), "kube_state_push_leader 1")
-	require.Contains(t, follower.p.metrics(t), "kube_state_push_leader 0")
+	require.Equal(t, 1.0, leader.p.metrics(t).single(t, "kube_state_push_leader"))
+	require.Equal(t, 0.0, follower.p.metrics(t).single(t, "kube_state_push_leader"))
 	lts := stamps(leader)
 	before := leader.recv.seriesAt("/"+leader.id, lts[len(lts)-2])
 
@@ -256,10 +220,10 @@ remote_write:
 		gap, time.UnixMilli(fts[0]).Sub(killed).Round(time.Millisecond), haLeaseDuration, maxGap)
 	require.Greater(t, gap, haInterval, "the Lease was not released: the follower waited for it to expire")
 	clock.requireGap(t, gap, maxGap)
-	require.Contains(t, follower.p.metrics(t), "kube_state_push_leader 1")
+	require.Equal(t, 1.0, follower.p.metrics(t).single(t, "kube_state_push_leader"))
 
 	after := follower.recv.seriesAt("/"+follower.id, fts[0])
 	require.NotEmpty(t, after)
 	require.Equal(t, before, after, "the follower's first snapshot holds the leader's series")
-	require.NoError(t, follower.p.stop(t))
+	require.NoError(t, follower.p.stop())
 }

@@ -5,9 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -31,7 +29,6 @@ const (
 // shutdown_timeout, the dead endpoints' queues cut off at that deadline.
 func TestDeadEndpointsStallNothing(t *testing.T) {
 	needEnv(t)
-	bin := buildAgent(t)
 	clock := startWallClock()
 	client, err := env.cp.Client()
 	require.NoError(t, err)
@@ -52,21 +49,16 @@ func TestDeadEndpointsStallNothing(t *testing.T) {
 	}))
 	defer func() { slow.CloseClientConnections(); slow.Close() }()
 
-	cfg := fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: %s
-listen_address: %s
-external_labels: {run: independence}
-remote_write:
-  - url: http://127.0.0.1:%d/api/v1/write
-    name: dead
-  - url: %s/api/v1/write
-    name: slow
-  - url: %s
-    name: healthy
-`, env.cp.Kubeconfig, ns, independenceInterval, listenPlaceholder, deadPort, slow.URL, env.prom.WriteURL())
-	p := startAgentProcess(t, bin, cfg)
+	cfg := newConfig("")
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.SnapshotInterval = independenceInterval
+	cfg.ExternalLabels = map[string]string{"run": "independence"}
+	cfg.RemoteWrite = []*remoteWrite{
+		{URL: fmt.Sprintf("http://127.0.0.1:%d/api/v1/write", deadPort), Name: "dead"},
+		{URL: slow.URL + "/api/v1/write", Name: "slow"},
+		{URL: env.prom.WriteURL(), Name: "healthy"},
+	}
+	p := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 
 	sel := fmt.Sprintf(`kube_pod_info{run="independence",namespace=%q}`, ns)
 	var maxLag, maxReload time.Duration
@@ -95,13 +87,13 @@ remote_write:
 			"the healthy endpoint's newest snapshot is at most two intervals old (plus 1s for the send)")
 		maxLag = max(maxLag, lag)
 	}
-	taken := promCounter(t, p.metrics(t), "kube_state_push_snapshot_total")
+	taken := p.metrics(t).single(t, "kube_state_push_snapshot_total")
 
 	stopStart := time.Now()
-	_ = p.stop(t) // non-zero: the dead endpoints' queues are dropped at the deadline
+	_ = p.stop() // non-zero: the dead endpoints' queues are dropped at the deadline
 	took := time.Since(stopStart)
 	require.Less(t, took, 30*time.Second+5*time.Second, "SIGTERM exits within shutdown_timeout (30s)")
-	require.Contains(t, p.out.String(), "dropping samples: stop deadline passed")
+	require.Contains(t, p.logs.String(), "dropping samples: stop deadline passed")
 
 	series, err := env.prom.RawSamples(ctx, sel, 10*time.Minute)
 	require.NoError(t, err)
@@ -119,14 +111,4 @@ remote_write:
 	}
 	t.Logf("healthy endpoint: %d snapshots stored of %d taken before SIGTERM (+1 final), largest lag %s; slowest reload %s; SIGTERM to exit %s",
 		len(series[0].Timestamps), int(taken), maxLag.Round(time.Millisecond), maxReload.Round(time.Millisecond), took.Round(time.Millisecond))
-}
-
-// promCounter reads an unlabelled counter or gauge from a /metrics page.
-func promCounter(t *testing.T, page, name string) float64 {
-	t.Helper()
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(page)
-	require.NotNil(t, m, "%s on /metrics", name)
-	v, err := strconv.ParseFloat(m[1], 64)
-	require.NoError(t, err)
-	return v
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
@@ -52,8 +53,11 @@ scrape_configs:
 	require.NoError(t, err)
 	defer scraper.Stop()
 
-	_, stop := startAgent(t, fmt.Sprintf("kubelet:\n  interval: 1s\n  timeout: 900ms\n  bearer_token_file: \"\"\n  tls_config: {ca_file: %s}\n", tl.caFile))
-	defer func() { require.NoError(t, stop()) }()
+	cfg := pipelineConfig()
+	cfg.Kubelet = newKubelet("", tl.caFile)
+	cfg.Kubelet.BearerTokenFile = ptr.To("")
+	a := startAgent(t, agentOptions{config: cfg})
+	defer func() { require.NoError(t, a.stop()) }()
 
 	q := fmt.Sprintf(`container_memory_working_set_bytes{node=%q,container!=""} or container_memory_working_set_bytes{node=%q,id="/"}`, node, node)
 	labelSets := func(p *testenv.Prometheus, drop ...string) ([]string, error) {

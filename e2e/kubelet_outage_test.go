@@ -45,23 +45,13 @@ func TestKubeletSeriesThroughOutageAndRestart(t *testing.T) {
 	require.NoError(t, os.WriteFile(token, []byte("e2e-token\n"), 0o600))
 	buffer := filepath.Join(dir, "buffer")
 	// The default queue; only the buffer is added.
-	cfg := fmt.Sprintf(`kubeconfig: %s
-resources: [nodes]
-snapshot_interval: 1s
-listen_address: ""
-shutdown_timeout: 10s
-external_labels: {cluster: kubelet-outage}
-kubelet:
-  mode: direct
-  interval: 1s
-  timeout: 900ms
-  bearer_token_file: %s
-  tls_config: {ca_file: %s}
-remote_write:
-  - url: %s
-    name: receiver
-    disk_buffer: {directory: %s}
-`, env.cp.Kubeconfig, token, tl.caFile, r.WriteURL(), buffer)
+	cfg := newConfig(r.WriteURL())
+	cfg.Resources = []string{"nodes"}
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.ExternalLabels = map[string]string{"cluster": "kubelet-outage"}
+	cfg.Kubelet = newKubelet("direct", tl.caFile)
+	cfg.Kubelet.BearerTokenFile = &token
+	cfg.RemoteWrite[0] = &remoteWrite{URL: r.WriteURL(), Name: "receiver", DiskBuffer: &diskBuffer{Directory: buffer}}
 	endpoint := map[string]string{"endpoint": "receiver"}
 	series := fmt.Sprintf(`container_cpu_usage_seconds_total{id="/",node=%q}`, node)
 	// stored returns the series' samples at the receiver, in time order.
@@ -76,7 +66,7 @@ remote_write:
 		return got[0]
 	}
 
-	a := startOwnAgent(t, ctx, cfg)
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	eventually(t, 60*time.Second, "the node's cAdvisor series delivered", func() error {
 		if n := len(stored().Timestamps); n < 3 {
 			return fmt.Errorf("%d samples of %s", n, series)
@@ -88,8 +78,8 @@ remote_write:
 	down := time.Now()
 	// 1 once the node's last read succeeded; 0 before its first read, when
 	// the family has no series yet.
-	kubeletReads := func(a *ownAgent) float64 {
-		v, _ := metricValue(a.reg, "kube_state_push_kubelet_read_success", map[string]string{"node": node, "path": "/metrics/cadvisor"})
+	kubeletReads := func(a *testAgent) float64 {
+		v, _ := a.metrics(t).sum("kube_state_push_kubelet_read_success", map[string]string{"node": node, "path": "/metrics/cadvisor"})
 		return v
 	}
 	failed := a.metric(t, "kube_state_push_remote_samples_failed_total", endpoint)
@@ -108,7 +98,7 @@ remote_write:
 	require.Positive(t, n)
 	t.Logf("disk buffer holds %d bytes at the restart", n)
 
-	a = startOwnAgent(t, ctx, cfg)
+	a.restart(t)
 	startAt := time.Now()
 	eventually(t, 30*time.Second, "the restarted agent reads the kubelet", func() error {
 		if kubeletReads(a) != 1 {

@@ -73,16 +73,15 @@ func TestKubeletThroughAPIServer(t *testing.T) {
 	createNamespace(t, c, ns)
 	bindPods(t, c, ns, ip, map[string][]string{"api": {"server"}})
 
-	_, stop := startAgent(t, `kubelet:
-  mode: apiserver
-  interval: 1s
-  timeout: 900ms
-  paths:
-    - path: /metrics/cadvisor
-    - path: /metrics/resource
-    - path: /metrics
-      metric_allowlist: [^kubelet_]
-`)
+	cfg := pipelineConfig()
+	cfg.Kubelet = newKubelet("apiserver", "")
+	cfg.Kubelet.Extra = map[string]any{"paths": yamlValue(t, `
+- path: /metrics/cadvisor
+- path: /metrics/resource
+- path: /metrics
+  metric_allowlist: [^kubelet_]
+`)}
+	a := startAgent(t, agentOptions{config: cfg})
 	sel := fmt.Sprintf(`node=%q,job="kubelet",metrics_path="/metrics/cadvisor",instance="%s:%d"`, ip, ip, port)
 	expectQuery(t, fmt.Sprintf(`count(container_memory_working_set_bytes{id="/",%s})`, sel), "", map[string]float64{"": 1})
 	expectQuery(t, fmt.Sprintf(`count(container_memory_working_set_bytes{container!="",namespace=%q,%s}) by (pod,container)`, ns, sel), "pod,container",
@@ -103,5 +102,5 @@ func TestKubeletThroughAPIServer(t *testing.T) {
 	res, err := queryBy(t.Context(), fmt.Sprintf(`count({%s,metrics_path="/metrics/resource",__name__!="up"}) by (__name__)`, all), "__name__")
 	require.NoError(t, err)
 	t.Logf("/metrics/resource families from the hollow kubelet: %v", sorted(res))
-	require.NoError(t, stop())
+	require.NoError(t, a.stop())
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -36,16 +37,11 @@ func TestKubeletSharded(t *testing.T) {
 		want[fmt.Sprintf("%s/s%d", n, shard)] = 1
 	}
 	for shard := range 2 {
-		_, stop := startAgent(t, fmt.Sprintf(`shard: %d
-total_shards: 2
-kubelet:
-  interval: 1s
-  timeout: 900ms
-  bearer_token_file: ""
-  tls_config: {ca_file: %s}
-  target_labels: {replica: s%d}
-`, shard, tl.caFile, shard))
-		t.Cleanup(func() { _ = stop() })
+		cfg := pipelineConfig().set("shard", shard).set("total_shards", 2)
+		cfg.Kubelet = newKubelet("", tl.caFile)
+		cfg.Kubelet.BearerTokenFile = ptr.To("")
+		cfg.Kubelet.TargetLabels = map[string]string{"replica": fmt.Sprintf("s%d", shard)}
+		startAgent(t, agentOptions{config: cfg})
 	}
 	sel := `node=~"` + strings.Join(nodes, "|") + `"`
 	expectQuery(t, fmt.Sprintf(`count(container_memory_working_set_bytes{id="/",%s}) by (node,replica)`, sel), "node,replica", want)

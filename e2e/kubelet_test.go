@@ -24,7 +24,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -153,14 +152,6 @@ func bindPods(t *testing.T, c kubernetes.Interface, ns, node string, pods map[st
 	}
 }
 
-func createNamespace(t *testing.T, c kubernetes.Interface, ns string) {
-	t.Helper()
-	_, err := c.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-}
-
 // TestKubeletCadvisor runs two hollow kubelets with pods bound to them and
 // the agent reading their /metrics/cadvisor directly over HTTPS; a real
 // Prometheus answers dashboard 13105's node usage queries and a per-pod
@@ -201,14 +192,10 @@ func TestKubeletCadvisor(t *testing.T) {
 
 	token := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(token, []byte("e2e-token\n"), 0o600))
-	a, stop := startAgent(t, fmt.Sprintf(`kubelet:
-  mode: direct
-  interval: 1s
-  timeout: 900ms
-  bearer_token_file: %s
-  tls_config:
-    ca_file: %s
-`, token, tl.caFile))
+	cfg := pipelineConfig()
+	cfg.Kubelet = newKubelet("direct", tl.caFile)
+	cfg.Kubelet.BearerTokenFile = &token
+	a := startAgent(t, agentOptions{config: cfg})
 
 	nodes := fmt.Sprintf(`node=~"%s|%s"`, nodeA, nodeB)
 	both := func(v float64) map[string]float64 { return map[string]float64{nodeA: v, nodeB: v} }
@@ -245,7 +232,7 @@ func TestKubeletCadvisor(t *testing.T) {
 		// the newest sample of each is younger than two intervals.
 		expectQuery(t, fmt.Sprintf(`count(time() - timestamp(container_memory_working_set_bytes{id="/",%s}) < 3)`, nodes), "", map[string]float64{"": 2})
 		expectQuery(t, fmt.Sprintf(`count(time() - timestamp(kube_node_info{node=~"kubelet-e2e-.*"}) < 3)`), "", map[string]float64{"": 4})
-		body, err := httpGet("http://" + a.Addr().String() + "/metrics")
+		body, err := httpGet(a.url("/metrics"))
 		require.NoError(t, err)
 		for _, line := range []string{
 			`kube_state_push_kubelet_read_errors_total{node="` + nodeF + `",path="/metrics/cadvisor",reason="forbidden"} `,
@@ -266,7 +253,7 @@ func TestKubeletCadvisor(t *testing.T) {
 		t.Logf("series of the deleted node gone from instant queries after %s", time.Since(start).Round(100*time.Millisecond))
 		expectQuery(t, fmt.Sprintf(`count(container_memory_working_set_bytes{id="/",%s}) by (node)`, nodes), "node", map[string]float64{nodeA: 1})
 	})
-	require.NoError(t, stop(), "the agent stops cleanly, with nothing dropped")
+	require.NoError(t, a.stop(), "the agent stops cleanly, with nothing dropped")
 }
 
 // tlsServer serves h over HTTPS with the kubelets' certificate.

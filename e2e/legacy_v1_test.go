@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -84,7 +83,8 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV2(t *testing.T) {
 
 	require.NoError(t, err)
 	defer ksm.Stop()
-	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, horizontalpodautoscalers", "metric_labels_allowlist: {horizontalpodautoscalers: [\"*\"]}")
+	got := legacyV1Snapshot(t, ctx, ns, []string{"pods", "nodes", "daemonsets", "horizontalpodautoscalers"},
+		map[string]any{"metric_labels_allowlist": map[string][]string{"horizontalpodautoscalers": {"*"}}})
 	text, err := ksm.Scrape(ctx)
 	require.NoError(t, err)
 	want, err := testenv.ParseExposition(text)
@@ -217,41 +217,22 @@ func legacyV1Fixtures(t *testing.T, ctx context.Context, client kubernetes.Inter
 	return sc
 }
 
-// runLegacyV1Agent runs the agent on resources (a YAML list's items) in ns
-// with every v1 family on, and returns a complete snapshot of its series.
-// extra is more top-level configuration.
-func runLegacyV1Agent(t *testing.T, ctx context.Context, ns, resources, extra string) map[string]float64 {
+// legacyV1Snapshot runs the agent on resources in ns with every v1 family
+// on, and returns a complete snapshot of its series. extra is more
+// top-level configuration.
+func legacyV1Snapshot(t *testing.T, ctx context.Context, ns string, resources []string, extra map[string]any) map[string]float64 {
 	t.Helper()
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: 1s
-listen_address: ""
-push_self_metrics: false
-resources: [%s]
-namespaces: [%s]
-legacy_v1_families: ["*"]
-%s
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, resources, ns, extra, capture.URL()), agent.Options{})
-	defer func() { require.NoError(t, o.stop()) }()
-	eventually(t, time.Minute, "agent ready", func() error {
-		if !o.agent.Ready() {
-			return fmt.Errorf("not ready")
-		}
-		return nil
-	})
-	return completeSnapshot(t, capture)
-}
-
-func mapKeysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+	cfg := captureConfig(capture.URL()).set("legacy_v1_families", []string{"*"})
+	cfg.Resources, cfg.Namespaces = resources, []string{ns}
+	for k, v := range extra {
+		cfg.set(k, v)
 	}
-	return out
+	o := startAgent(t, agentOptions{ctx: ctx, config: cfg})
+	defer func() { require.NoError(t, o.stop()) }()
+	o.waitReady(t)
+	return completeSnapshot(t, capture)
 }
 
 // parseSeriesKey splits a series key (testenv.FormatSeries) into its name
@@ -343,7 +324,7 @@ func TestLegacyV1FamiliesMatchKubeStateMetricsV1(t *testing.T) {
 	})
 	all, err := testenv.ParseExposition(text)
 	require.NoError(t, err)
-	got := runLegacyV1Agent(t, ctx, ns, "pods, nodes, daemonsets, endpoints", "")
+	got := legacyV1Snapshot(t, ctx, ns, []string{"pods", "nodes", "daemonsets", "endpoints"}, nil)
 
 	// The families compared: the v1 families of these collectors.
 	compared := map[string]bool{}

@@ -252,11 +252,11 @@ func TestMimirSemantics(t *testing.T) {
 			createMatrixObjects(t, t.Context(), client, ns)
 			srv := newMimir(t, "a")
 			headers := map[string]string{mimirOrgHeader: "tenant-" + tc.name}
-			agents := map[string]*ownAgent{}
+			agents := map[string]*testAgent{}
 			for _, replica := range []string{"a", "b"} {
-				agents[replica] = startMatrixAgent(t, ns,
+				agents[replica] = startAgent(t, agentOptions{config: matrixConfig(ns,
 					map[string]string{mimirCluster: "mimir-" + tc.name, mimirReplica: replica},
-					endpointYAML("mimir", srv.URL(), tc.proto, headers))
+					matrixEndpoint("mimir", srv.URL(), tc.proto, headers))})
 			}
 
 			// Wait for both replicas' samples (b's answered 202), the

@@ -74,20 +74,14 @@ func (p longPromReceiver) stored(ctx context.Context) (sampleSet, int, error) {
 // starts it again, and checks what r holds. With bufferDir, the endpoint
 // has a disk buffer there (default size).
 func runLongOutage(t *testing.T, ctx context.Context, r outageReceiver, ns, cluster, bufferDir string) {
-	diskBuffer := ""
+	cfg := newConfig(r.WriteURL())
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ExternalLabels = map[string]string{"cluster": cluster}
+	cfg.RemoteWrite[0] = &remoteWrite{URL: r.WriteURL(), Name: "receiver"}
 	if bufferDir != "" {
-		diskBuffer = fmt.Sprintf("    disk_buffer: {directory: %s}\n", bufferDir)
+		cfg.endpoint().DiskBuffer = &diskBuffer{Directory: bufferDir}
 	}
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-external_labels: {cluster: %s}
-remote_write:
-  - url: %s
-    name: receiver
-%s`, env.cp.Kubeconfig, ns, cluster, r.WriteURL(), diskBuffer))
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "receiver"}
 	a.waitDelivered(t, endpoint, 3)

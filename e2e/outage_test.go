@@ -129,33 +129,27 @@ func startOutageReceiver(t *testing.T, ctx context.Context, name, dir string) (o
 	return vmReceiver{v}, nil
 }
 
+// outageQueue is the queue of the outage tests' agents: one shard that
+// holds a whole outage.
+var outageQueue = queueConfig{
+	Capacity: 50000, MaxShards: 1,
+	BatchSendDeadline: 100 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
+}
+
 // runOutage runs an agent pushing ns to r, stops r for outageTicks
 // snapshots, starts it again, and counts what r holds. With bufferDir, the
 // agent's queue is a disk buffer there.
 func runOutage(t *testing.T, ctx context.Context, r outageReceiver, ns, cluster, bufferDir string) {
-	diskBuffer := ""
-	if bufferDir != "" {
-		diskBuffer = fmt.Sprintf("    disk_buffer: {directory: %s, max_bytes: 67108864}\n", bufferDir)
-	}
 	// The queue holds the whole outage: a few hundred samples a snapshot.
-	a := startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-shutdown_timeout: 30s
-external_labels: {cluster: %s}
-remote_write:
-  - url: %s
-    name: receiver
-    remote_timeout: 5s
-%s    queue_config:
-      capacity: 50000
-      max_shards: 1
-      batch_send_deadline: 100ms
-      min_backoff: 50ms
-      max_backoff: 500ms
-`, env.cp.Kubeconfig, ns, cluster, r.WriteURL(), diskBuffer))
+	cfg := newConfig(r.WriteURL())
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ShutdownTimeout = 30 * time.Second
+	cfg.ExternalLabels = map[string]string{"cluster": cluster}
+	cfg.RemoteWrite[0] = &remoteWrite{URL: r.WriteURL(), Name: "receiver", RemoteTimeout: 5 * time.Second, QueueConfig: outageQueue}
+	if bufferDir != "" {
+		cfg.endpoint().DiskBuffer = &diskBuffer{Directory: bufferDir, Extra: map[string]any{"max_bytes": 64 << 20}}
+	}
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": "receiver"}
 	sentBefore := 0.0

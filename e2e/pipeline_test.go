@@ -3,115 +3,29 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
-// startAgent runs an agent in-process against the shared control plane,
-// pushing to the shared Prometheus every second. It returns the agent and a
-// stop function that ends it and returns Run's error.
-func startAgent(t *testing.T, extra string) (*agent.Agent, func() error) {
-	t.Helper()
-	cfgText := fmt.Sprintf(`
-kubeconfig: %s
-resources: [nodes, pods]
-snapshot_interval: 1s
-listen_address: 127.0.0.1:0
-shutdown_timeout: 10s
-external_labels:
-  cluster: e2e
-remote_write:
-  - url: %s
-    name: prometheus
-    queue_config:
-      batch_send_deadline: 100ms
-      max_backoff: 200ms
-%s`, env.cp.Kubeconfig, env.prom.WriteURL(), extra)
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	o := runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: log})
-	return o.agent, o.stop
-}
-
-// testWriter sends log lines to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-// eventually retries check until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("%s: still failing after %s: %v", what, timeout, err)
-}
-
-// queryBy runs q and returns the values keyed by the labels named in by
-// (comma-separated, values joined with "/"), for compact assertions. Two
-// series with the same key are an error.
-func queryBy(ctx context.Context, q, by string) (map[string]float64, error) {
-	res, err := env.prom.Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, s := range res {
-		var parts []string
-		for _, l := range strings.Split(by, ",") {
-			parts = append(parts, s.Metric[l])
-		}
-		k := strings.Join(parts, "/")
-		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("two series with %s=%q in %v", by, k, res)
-		}
-		out[k] = s.Value
-	}
-	return out, nil
-}
-
-// expectQuery waits until q's result, keyed by the label by, equals want.
-func expectQuery(t *testing.T, q, by string, want map[string]float64) {
-	t.Helper()
-	eventually(t, 30*time.Second, q, func() error {
-		got, err := queryBy(context.Background(), q, by)
-		if err != nil {
-			return err
-		}
-		if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(want)) {
-			return fmt.Errorf("got %v, want %v", sorted(got), sorted(want))
-		}
-		return nil
-	})
-}
-
-func sorted(m map[string]float64) []string {
-	var out []string
-	for k, v := range m {
-		out = append(out, fmt.Sprintf("%s=%g", k, v))
-	}
-	sort.Strings(out)
-	return out
+// pipelineConfig is the configuration of the pipeline and kubelet tests:
+// the nodes and pods of the shared control plane, pushed to the shared
+// Prometheus every second.
+func pipelineConfig() *agentConfig {
+	c := newConfig(env.prom.WriteURL())
+	c.Resources = []string{"nodes", "pods"}
+	c.ListenAddress = ptr.To("127.0.0.1:0")
+	c.ShutdownTimeout = 10 * time.Second
+	c.ExternalLabels = map[string]string{"cluster": "e2e"}
+	c.endpoint().Name = "prometheus"
+	c.endpoint().QueueConfig.MaxBackoff = 200 * time.Millisecond
+	return c
 }
 
 func TestPipelinePodsAndNodes(t *testing.T) {
@@ -124,8 +38,8 @@ func TestPipelinePodsAndNodes(t *testing.T) {
 	require.NoError(t, err)
 	nodeA, nodeB := sc.Nodes[0], sc.Nodes[1]
 
-	a, stop := startAgent(t, "")
-	eventually(t, 30*time.Second, "/readyz", func() error { return httpStatus("http://"+a.Addr().String()+"/readyz", 200) })
+	a := startAgent(t, agentOptions{config: pipelineConfig()})
+	eventually(t, 30*time.Second, "/readyz", func() error { return httpStatus(a.url("/readyz"), 200) })
 
 	sel := fmt.Sprintf(`namespace=%q`, ns)
 	t.Run("dashboard queries", func(t *testing.T) {
@@ -190,7 +104,7 @@ func TestPipelinePodsAndNodes(t *testing.T) {
 	})
 
 	t.Run("self-metrics", func(t *testing.T) {
-		body, err := httpGet("http://" + a.Addr().String() + "/metrics")
+		body, err := httpGet(a.url("/metrics"))
 		require.NoError(t, err)
 		require.Contains(t, body, `kube_state_push_remote_samples_dropped_total{endpoint="prometheus",reason="bad_request"} 0`)
 		require.Contains(t, body, `kube_state_push_resource_synced{resource="pods"} 1`)
@@ -198,35 +112,6 @@ func TestPipelinePodsAndNodes(t *testing.T) {
 		require.Regexp(t, `kube_state_push_stale_markers_total\{resource="pods"\} [1-9]`, body)
 	})
 
-	require.NoError(t, stop(), "the agent stops cleanly, with nothing dropped")
+	require.NoError(t, a.stop(), "the agent stops cleanly, with nothing dropped")
 	cleanupNodes(t, client, sc.Nodes)
-}
-
-func cleanupNodes(t *testing.T, c kubernetes.Interface, nodes []string) {
-	t.Helper()
-	for _, n := range nodes {
-		_ = c.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{})
-	}
-}
-
-func httpGet(url string) (string, error) {
-	resp, err := http.Get(url) //nolint:noctx // test helper on loopback
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
-
-func httpStatus(url string, want int) error {
-	resp, err := http.Get(url) //nolint:noctx // test helper on loopback
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s answered %d, want %d", url, resp.StatusCode, want)
-	}
-	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
@@ -31,22 +30,11 @@ func TestPullScrapedByPrometheus(t *testing.T) {
 
 	capture := testenv.NewCapture()
 	defer capture.Close()
-	o := runOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-resources: [nodes, pods]
-snapshot_interval: 1s
-listen_address: ""
-pull: {listen_address: "127.0.0.1:0"}
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, capture.URL()), agent.Options{})
+	cfg := newConfig(capture.URL()).set("pull", map[string]string{"listen_address": "127.0.0.1:0"})
+	cfg.Resources = []string{"nodes", "pods"}
+	o := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 	defer func() { require.NoError(t, o.stop()) }()
-	eventually(t, time.Minute, "agent ready", func() error {
-		if !o.agent.Ready() {
-			return fmt.Errorf("not ready")
-		}
-		return nil
-	})
+	o.waitReady(t)
 
 	prom, err := testenv.StartPrometheusWithConfig(ctx, t.TempDir(), fmt.Sprintf(`global:
   scrape_interval: 1s

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,9 +54,9 @@ func TestRBAC(t *testing.T) {
 		kubeconfig := serviceAccountKubeconfig(t, c, "kube-state-push", "full", role)
 		capture := testenv.NewCapture()
 		defer capture.Close()
-		a, stop := startRBACAgent(t, kubeconfig, capture, logs)
+		a := startAgent(t, agentOptions{config: rbacConfig(kubeconfig, capture.URL()), options: agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 		eventually(t, 60*time.Second, "agent ready", func() error {
-			if !a.Ready() {
+			if !a.agent.Ready() {
 				return fmt.Errorf("not ready; logs:\n%s", logs.String())
 			}
 			return nil
@@ -75,7 +73,7 @@ func TestRBAC(t *testing.T) {
 			}
 			return fmt.Errorf("no kube_namespace_created for %s", rbacNamespace)
 		})
-		require.NoError(t, stop())
+		require.NoError(t, a.stop())
 		require.NotContains(t, logs.String(), "forbidden")
 	})
 
@@ -87,16 +85,16 @@ func TestRBAC(t *testing.T) {
 		kubeconfig := serviceAccountKubeconfig(t, c, "kube-state-push-nosecrets", "nosecrets", partial)
 		capture := testenv.NewCapture()
 		defer capture.Close()
-		a, stop := startRBACAgent(t, kubeconfig, capture, logs)
+		a := startAgent(t, agentOptions{config: rbacConfig(kubeconfig, capture.URL()), options: agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}})
 		deadline := time.Now().Add(15 * time.Second)
 		for time.Now().Before(deadline) {
-			require.False(t, a.Ready(), "ready although secrets cannot be listed")
+			require.False(t, a.agent.Ready(), "ready although secrets cannot be listed")
 			time.Sleep(250 * time.Millisecond)
 		}
 		out := logs.String()
 		require.Contains(t, out, "forbidden", "client-go logs the forbidden list")
 		require.Contains(t, out, `cannot list resource \"secrets\"`)
-		require.NoError(t, stop())
+		require.NoError(t, a.stop())
 	})
 }
 
@@ -164,42 +162,14 @@ current-context: local
 	return path
 }
 
-// startRBACAgent runs the agent in-process on every resource with the given
-// kubeconfig, pushing to capture and logging to logs.
-func startRBACAgent(t *testing.T, kubeconfig string, capture *testenv.Capture, logs *syncBuffer) (*agent.Agent, func() error) {
-	t.Helper()
-	cfgText := fmt.Sprintf(`
-kubeconfig: %s
-resources: [%s]
-snapshot_interval: 1s
-listen_address: 127.0.0.1:0
-shutdown_timeout: 10s
-remote_write:
-  - url: %s
-    queue_config:
-      batch_send_deadline: 100ms
-      max_backoff: 200ms
-`, kubeconfig, strings.Join(watch.Names(), ", "), capture.URL())
-	o := runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	return o.agent, o.stop
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	// mu guards b.
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns everything written so far.
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// rbacConfig watches every resource with the given kubeconfig, pushing to
+// url.
+func rbacConfig(kubeconfig, url string) *agentConfig {
+	cfg := newConfig(url)
+	cfg.Kubeconfig = kubeconfig
+	cfg.Resources = watch.Names()
+	cfg.ListenAddress = ptr.To("127.0.0.1:0")
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.endpoint().QueueConfig.MaxBackoff = 200 * time.Millisecond
+	return cfg
 }

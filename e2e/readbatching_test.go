@@ -27,19 +27,12 @@ func TestReadBatchingKeepsTicks(t *testing.T) {
 
 	rec := newRecorder(t, nil)
 	const interval = 10 * time.Second
-	runAgent(t, fmt.Sprintf(`
-kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-metric_allowlist: [kube_pod_labels]
-metric_labels_allowlist: {pods: [mark]}
-snapshot_interval: %s
-listen_address: ""
-push_self_metrics: false
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-`, env.cp.Kubeconfig, ns, interval, rec.URL("/write")))
+	cfg := captureConfig(rec.URL("/write")).
+		set("metric_allowlist", []string{"kube_pod_labels"}).
+		set("metric_labels_allowlist", map[string][]string{"pods": {"mark"}})
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.SnapshotInterval = interval
+	startAgent(t, agentOptions{config: cfg})
 
 	podSeries := []string{`__name__="kube_pod_labels"`, `pod="marked"`}
 	eventually(t, 3*interval, "two snapshots of the pod", rec.needTimestamps(2, "/write", podSeries...))

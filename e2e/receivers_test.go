@@ -3,10 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
-	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/queue"
 )
@@ -85,45 +81,25 @@ func deleteMatrixPod(t *testing.T, ctx context.Context, c kubernetes.Interface, 
 	require.NoError(t, c.CoreV1().Pods(ns).Delete(ctx, "doomed", metav1.DeleteOptions{GracePeriodSeconds: &zero}))
 }
 
-// startMatrixAgent runs an agent in-process that watches the pods and
-// deployments of ns on the shared control plane, snapshots every second and
-// pushes to the remote_write entries in endpoints (YAML list items, indented
-// by two spaces). It stops when the test ends.
-func startMatrixAgent(t *testing.T, ns string, externalLabels map[string]string, endpoints string) *ownAgent {
-	t.Helper()
-	var ext strings.Builder
-	for _, k := range sortedKeys(externalLabels) {
-		fmt.Fprintf(&ext, "  %s: %s\n", k, externalLabels[k])
-	}
-	cfgText := fmt.Sprintf(`kubeconfig: %s
-resources: [pods, deployments]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-shutdown_timeout: 10s
-push_self_metrics: false
-external_labels:
-%sremote_write:
-%s`, env.cp.Kubeconfig, ns, ext.String(), endpoints)
-	return runOwnAgent(t, context.Background(), cfgText, agent.Options{
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+// matrixConfig watches the pods and deployments of ns on the shared
+// control plane, snapshots every second and pushes to endpoint.
+func matrixConfig(ns string, externalLabels map[string]string, endpoint *remoteWrite) *agentConfig {
+	cfg := newConfig("").noSelfMetrics()
+	cfg.Resources, cfg.Namespaces = []string{"pods", "deployments"}, []string{ns}
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.ExternalLabels = externalLabels
+	cfg.RemoteWrite = []*remoteWrite{endpoint}
+	return cfg
 }
 
-// endpointYAML is one remote_write entry for startMatrixAgent: short batch
+// matrixEndpoint is the remote_write entry of matrixConfig: short batch
 // deadlines and backoffs, 1.0 metadata every second, and the given headers.
-func endpointYAML(name, url, proto string, headers map[string]string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "  - url: %s\n    name: %s\n    protobuf_message: %s\n", url, name, proto)
-	b.WriteString("    metadata_config: {send: true, send_interval: 1s}\n")
-	b.WriteString("    queue_config: {batch_send_deadline: 100ms, min_backoff: 50ms, max_backoff: 200ms}\n")
-	if len(headers) > 0 {
-		b.WriteString("    headers:\n")
-		for _, k := range sortedKeys(headers) {
-			fmt.Fprintf(&b, "      %s: %q\n", k, headers[k])
-		}
+func matrixEndpoint(name, url, proto string, headers map[string]string) *remoteWrite {
+	return &remoteWrite{
+		URL: url, Name: name, ProtobufMessage: proto, Headers: headers,
+		MetadataConfig: &metadataConfig{Send: true, SendInterval: time.Second},
+		QueueConfig:    queueConfig{BatchSendDeadline: 100 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond},
 	}
-	return b.String()
 }
 
 // queryFunc runs an instant PromQL query against a receiver.
@@ -200,15 +176,6 @@ func expectDoomedStale(t *testing.T, query queryFunc, c kubernetes.Interface, ns
 	t.Logf("series of the deleted pod gone after %s", time.Since(start).Round(100*time.Millisecond))
 }
 
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 // TestReceiverPrometheus pushes to a Prometheus of its own, started with
 // type-and-unit-labels so that the TYPE a 2.0 request carries is stored as
 // the __type__ label. Prometheus' /api/v1/metadata lists only the metadata
@@ -236,8 +203,8 @@ func TestReceiverPrometheus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := "matrix-prom-" + tc.name
 			createMatrixObjects(t, ctx, client, ns)
-			a := startMatrixAgent(t, ns, map[string]string{"cluster": matrixCluster},
-				endpointYAML("prom", prom.WriteURL(), tc.proto, nil))
+			a := startAgent(t, agentOptions{config: matrixConfig(ns, map[string]string{"cluster": matrixCluster},
+				matrixEndpoint("prom", prom.WriteURL(), tc.proto, nil))})
 
 			expectMatrixSeries(t, prom.Query, ns, "")
 			if tc.version == 2 {
@@ -295,8 +262,8 @@ func TestReceiverVictoriaMetrics(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := "matrix-vm-" + tc.name
 			createMatrixObjects(t, ctx, client, ns)
-			a := startMatrixAgent(t, ns, map[string]string{"cluster": matrixCluster},
-				endpointYAML("vm", vm.WriteURL(), tc.proto, nil))
+			a := startAgent(t, agentOptions{config: matrixConfig(ns, map[string]string{"cluster": matrixCluster},
+				matrixEndpoint("vm", vm.WriteURL(), tc.proto, nil))})
 
 			expectMatrixSeries(t, query, ns, "")
 			expectDoomedStale(t, query, client, ns, "")
@@ -356,8 +323,8 @@ func TestReceiverThanos(t *testing.T) {
 			ns := "matrix-thanos-" + tc.name
 			tenant := "tenant-" + tc.name
 			createMatrixObjects(t, ctx, client, ns)
-			a := startMatrixAgent(t, ns, map[string]string{"cluster": matrixCluster},
-				endpointYAML("thanos", th.WriteURL(), tc.proto, map[string]string{testenv.ThanosTenantHeader: tenant}))
+			a := startAgent(t, agentOptions{config: matrixConfig(ns, map[string]string{"cluster": matrixCluster},
+				matrixEndpoint("thanos", th.WriteURL(), tc.proto, map[string]string{testenv.ThanosTenantHeader: tenant}))})
 
 			inTenant := fmt.Sprintf(",%s=%q", testenv.ThanosTenantLabel, tenant)
 			expectMatrixSeries(t, query, ns, inTenant)
@@ -384,7 +351,7 @@ func TestReceiverThanos(t *testing.T) {
 // kube_deployment_spec_replicas series in ns, so that the agent's next
 // sample of it is out of order: the receive answers 409 and the agent counts
 // the request's samples as dropped with reason conflict.
-func conflictOnce(t *testing.T, th *testenv.Thanos, a *ownAgent, ns, tenant string) {
+func conflictOnce(t *testing.T, th *testenv.Thanos, a *testAgent, ns, tenant string) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := th.Query(ctx, fmt.Sprintf(`kube_deployment_spec_replicas{namespace=%q,%s=%q}`, ns, testenv.ThanosTenantLabel, tenant))
@@ -421,18 +388,4 @@ func conflictOnce(t *testing.T, th *testenv.Thanos, a *ownAgent, ns, tenant stri
 	}
 	require.Zero(t, a.metric(t, "kube_state_push_remote_samples_retried_total", ep), "a 409 is not retried")
 	t.Logf("%v samples dropped as conflict", conflicts())
-}
-
-// needBinary returns a tool's path; when it is not built it skips the
-// test, except in CI, where it fails it.
-func needBinary(t *testing.T, name string) string {
-	t.Helper()
-	bin, err := testenv.Binary(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("missing binary in CI: %v", err)
-		}
-		t.Skip(err)
-	}
-	return bin
 }

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/prometheus/prometheus/prompb"
 
-	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/encode"
 )
 
@@ -236,13 +233,4 @@ func (r *recorder) needTimestamps(n int, path string, subs ...string) func() err
 		}
 		return nil
 	}
-}
-
-// runAgent runs an in-process agent with the configuration text until the
-// test ends, logging to the test; stop ends it sooner and returns Run's
-// error.
-func runAgent(t *testing.T, cfgText string) (stop func() error) {
-	t.Helper()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return runOwnAgent(t, context.Background(), cfgText, agent.Options{Logger: log}).stop
 }

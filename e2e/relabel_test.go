@@ -27,31 +27,24 @@ func TestWriteRelabelConfigs(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanupNodes(t, client, sc.Nodes)
 
-	stop := runAgent(t, fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-push_self_metrics: false
-external_labels: {run: relabel}
-remote_write:
-  - url: %[3]s
-    name: plain
-    queue_config: {batch_send_deadline: 100ms}
-  - url: %[3]s
-    name: relabeled
-    queue_config: {batch_send_deadline: 100ms}
-    write_relabel_configs:
-      - source_labels: [__name__]
-        regex: kube_pod_container_.*
-        action: drop
-      - action: labeldrop
-        regex: uid
-      - source_labels: [node]
-        target_label: host
-      - target_label: via
-        replacement: relabeled
-`, env.cp.Kubeconfig, ns, env.prom.WriteURL()))
+	cfg := captureConfig(env.prom.WriteURL())
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ExternalLabels = map[string]string{"run": "relabel"}
+	cfg.endpoint().Name = "plain"
+	relabeled := newEndpoint("relabeled", env.prom.WriteURL())
+	relabeled.Extra = map[string]any{"write_relabel_configs": yamlValue(t, `
+- source_labels: [__name__]
+  regex: kube_pod_container_.*
+  action: drop
+- action: labeldrop
+  regex: uid
+- source_labels: [node]
+  target_label: host
+- target_label: via
+  replacement: relabeled
+`)}
+	cfg.RemoteWrite = append(cfg.RemoteWrite, relabeled)
+	stop := startAgent(t, agentOptions{config: cfg}).stop
 
 	sel := fmt.Sprintf(`run="relabel",namespace=%q`, ns)
 	// The plain endpoint's series, to compare with.

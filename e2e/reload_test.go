@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
@@ -34,7 +34,6 @@ const (
 // delivered to the old receiver once it is back.
 func TestReloadBinary(t *testing.T) {
 	needEnv(t)
-	bin := buildAgent(t)
 	clock := startWallClock()
 	ctx := context.Background()
 	client, err := env.cp.Client()
@@ -52,36 +51,34 @@ func TestReloadBinary(t *testing.T) {
 	}
 
 	old, fresh := newRecorder(t, nil), newRecorder(t, nil)
-	config := func(resources, url string) string {
-		return fmt.Sprintf(`kubeconfig: %s
-resources: %s
-namespaces: [%s]
-snapshot_interval: %s
-listen_address: %s
-shutdown_timeout: 20s
-external_labels: {run: reload}
-remote_write:
-  - url: %s
-    name: main
-    queue_config: {batch_send_deadline: 50ms, max_backoff: 200ms}
-`, env.cp.Kubeconfig, resources, ns, reloadInterval, listenPlaceholder, url)
+	config := func(resources []string, url string) string {
+		cfg := newConfig(url)
+		cfg.Resources, cfg.Namespaces = resources, []string{ns}
+		cfg.SnapshotInterval = reloadInterval
+		cfg.ListenAddress = ptr.To(listenPlaceholder)
+		cfg.ShutdownTimeout = 20 * time.Second
+		cfg.ExternalLabels = map[string]string{"run": "reload"}
+		cfg.endpoint().Name = "main"
+		cfg.endpoint().QueueConfig = queueConfig{BatchSendDeadline: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+		return cfg.yamlText(t)
 	}
-	p := startAgentProcess(t, bin, config("[pods]", old.URL("/old")))
+	pods := []string{"pods"}
+	p := startAgent(t, agentOptions{binary: true, configText: config(pods, old.URL("/old")), waitReady: true})
 	podInfo := []string{`__name__="kube_pod_info"`, fmt.Sprintf("pod=%q", sc.Pods["running"])}
 	eventually(t, 20*time.Second, "snapshots at the receiver", old.needTimestamps(3, "/old", podInfo...))
 
 	t.Run("a bad configuration is refused; the old one keeps pushing", func(t *testing.T) {
-		p.writeConfig(t, strings.Replace(config("[pods]", old.URL("/old")), "snapshot_interval: 1s", "snapshot_interval: 0s", 1))
+		p.writeConfig(t, strings.Replace(config(pods, old.URL("/old")), "snapshot_interval: 1s", "snapshot_interval: 0s", 1))
 		n := len(old.timestamps("/old", podInfo...))
 		p.signal(t, syscall.SIGHUP)
 		want := "config.yaml:4: snapshot_interval: must be at least 1s, not 0s"
 		eventually(t, 10*time.Second, "the refusal in the log", func() error {
-			if !strings.Contains(p.out.String(), want) {
+			if !strings.Contains(p.logs.String(), want) {
 				return fmt.Errorf("no %q in the log", want)
 			}
 			return nil
 		})
-		require.Contains(t, p.metrics(t), "kube_state_push_config_last_reload_successful 0")
+		require.Equal(t, 0.0, p.metrics(t).single(t, "kube_state_push_config_last_reload_successful"))
 		eventually(t, 10*time.Second, "snapshots after the refusal", old.needTimestamps(n+2, "/old", podInfo...))
 
 		code, body := p.reload(t)
@@ -90,10 +87,10 @@ remote_write:
 	})
 
 	t.Run("configmaps added; pods flow on without a gap", func(t *testing.T) {
-		p.writeConfig(t, config("[pods, configmaps]", old.URL("/old")))
+		p.writeConfig(t, config([]string{"pods", "configmaps"}, old.URL("/old")))
 		code, body := p.reload(t)
 		require.Equal(t, http.StatusOK, code, body)
-		require.Contains(t, p.metrics(t), "kube_state_push_config_last_reload_successful 1")
+		require.Equal(t, 1.0, p.metrics(t).single(t, "kube_state_push_config_last_reload_successful"))
 		eventually(t, 20*time.Second, "the configmaps' series", func() error {
 			got := old.series("/old", `__name__="kube_configmap_info"`, `run="reload"`)
 			if len(got) != 2 {
@@ -120,16 +117,16 @@ remote_write:
 		// The previous reload restarted the endpoint (for the new families'
 		// metadata), which logged a delivered queue once.
 		const delivered = "endpoint stopped by a reload; its queue was delivered"
-		n := strings.Count(p.out.String(), delivered)
-		p.writeConfig(t, config("[pods, configmaps]", fresh.URL("/fresh")))
+		n := strings.Count(p.logs.String(), delivered)
+		p.writeConfig(t, config([]string{"pods", "configmaps"}, fresh.URL("/fresh")))
 		code, body := p.reload(t)
 		require.Equal(t, http.StatusOK, code, body)
 		eventually(t, 10*time.Second, "snapshots at the new receiver", fresh.needTimestamps(2, "/fresh", podInfo...))
-		require.Equal(t, n, strings.Count(p.out.String(), delivered), "the old receiver is still down")
+		require.Equal(t, n, strings.Count(p.logs.String(), delivered), "the old receiver is still down")
 
 		old.down.Store(false)
 		eventually(t, 20*time.Second, "the old endpoint's queue delivered", func() error {
-			if strings.Count(p.out.String(), delivered) == n {
+			if strings.Count(p.logs.String(), delivered) == n {
 				return fmt.Errorf("not yet")
 			}
 			return nil
@@ -139,8 +136,8 @@ remote_write:
 		gap, at := maxGap(append(before, after...))
 		t.Logf("longest gap between two samples of kube_pod_info over both receivers: %dms (at %d)", gap, at)
 		clock.requireGap(t, time.Duration(gap)*time.Millisecond, reloadMaxGap, "every snapshot reached one of them")
-		require.NotRegexp(t, regexp.MustCompile(`kube_state_push_remote_samples_dropped_total\{endpoint="main",reason="[a-z_]+"\} [1-9]`), p.metrics(t))
+		require.Zero(t, p.metric(t, "kube_state_push_remote_samples_dropped_total", map[string]string{"endpoint": "main"}), "dropped by main")
 	})
 
-	require.NoError(t, p.stop(t), "exit status 0: nothing dropped; log:\n%s", p.out)
+	require.NoError(t, p.stop(), "exit status 0: nothing dropped; log:\n%s", p.logs)
 }

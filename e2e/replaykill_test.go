@@ -1,25 +1,16 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/faultproxy"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
@@ -51,12 +42,13 @@ func TestSIGKILLDuringReplay(t *testing.T) {
 	needEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildAgent(t)
 	dir := t.TempDir()
 	prom, err := testenv.StartPrometheus(ctx, dir)
 	require.NoError(t, err)
 	t.Cleanup(prom.Stop)
-	proxy := newHoldProxy(t, prom.WriteURL())
+	// Every request is forwarded even if its client has gone: a receiver
+	// that got it just before the kill stores it.
+	proxy := startProxy(t, prom.WriteURL(), faultproxy.Always(faultproxy.Hold(0)))
 
 	client, err := env.cp.Client()
 	require.NoError(t, err)
@@ -64,107 +56,109 @@ func TestSIGKILLDuringReplay(t *testing.T) {
 	createPods(ctx, t, client, ns, "web-1", "web-2", "web-3")
 	t.Cleanup(func() { deleteNamespace(t, client, ns) })
 
-	cfg := fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: %s
-shutdown_timeout: 20s
-external_labels: {run: replaykill}
-remote_write:
-  - url: %s
-    name: prom
-    remote_timeout: 10s
-    disk_buffer:
-      directory: %s
-    queue_config:
-      min_shards: 1
-      max_shards: 1
-      max_samples_per_send: %d
-      batch_send_deadline: 100ms
-      min_backoff: 50ms
-      max_backoff: 500ms
-`, env.cp.Kubeconfig, ns, listenPlaceholder, proxy.URL(), filepath.Join(dir, "buffer"), replayPerSend)
-	scrape := func(p *agentProcess) string {
+	cfg := newConfig(proxy.URL())
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ShutdownTimeout = 20 * time.Second
+	cfg.ExternalLabels = map[string]string{"run": "replaykill"}
+	cfg.RemoteWrite[0] = &remoteWrite{
+		URL: proxy.URL(), Name: "prom", RemoteTimeout: 10 * time.Second,
+		DiskBuffer: &diskBuffer{Directory: filepath.Join(dir, "buffer")},
+		QueueConfig: queueConfig{
+			MinShards: 1, MaxShards: 1, MaxSamplesPerSend: replayPerSend,
+			BatchSendDeadline: 100 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
+		},
+	}
+	scrape := func(p *testAgent) selfMetrics {
 		t.Helper()
 		return p.metrics(t)
 	}
-	const ep = `endpoint="prom"`
+	ep := map[string]string{"endpoint": "prom"}
+	dropped := func(reason string) map[string]string { return map[string]string{"endpoint": "prom", "reason": reason} }
+	// answered counts the requests Prometheus answered; lateSamples the
+	// samples of those answered after at.
+	answered := func() int {
+		return faultproxy.Sum(proxy.Records(), func(r faultproxy.Record) bool { return r.Outcome == faultproxy.Forwarded }).Requests
+	}
+	lateSamples := func(at time.Time) int {
+		return faultproxy.Sum(proxy.Records(), func(r faultproxy.Record) bool {
+			return r.Outcome == faultproxy.Forwarded && proxy.Start().Add(r.Answered).After(at)
+		}).Samples
+	}
 
-	agent1 := startAgentProcess(t, bin, cfg)
+	agent1 := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 	eventually(t, 60*time.Second, "run 1 delivering", func() error {
 		m := scrape(agent1)
-		if n, sent := textMetric(m, "kube_state_push_snapshot_total", ""), textMetric(m, "kube_state_push_remote_samples_sent_total", ep); n < 3 || sent == 0 {
+		if n, sent := m.value(t, "kube_state_push_snapshot_total", nil), m.value(t, "kube_state_push_remote_samples_sent_total", ep); n < 3 || sent == 0 {
 			return fmt.Errorf("%g snapshots, %g samples sent", n, sent)
 		}
 		return nil
 	})
 
 	prom.Stop()
-	atStop := textMetric(scrape(agent1), "kube_state_push_snapshot_total", "")
+	atStop := scrape(agent1).value(t, "kube_state_push_snapshot_total", nil)
 	eventually(t, 60*time.Second, fmt.Sprintf("%d snapshots while Prometheus is down", replayOutage), func() error {
-		if n := textMetric(scrape(agent1), "kube_state_push_snapshot_total", "") - atStop; n < replayOutage {
+		if n := scrape(agent1).value(t, "kube_state_push_snapshot_total", nil) - atStop; n < replayOutage {
 			return fmt.Errorf("%g snapshots", n)
 		}
 		return nil
 	})
 	m := scrape(agent1)
-	backlog := textMetric(m, "kube_state_push_remote_queue_length", ep)
-	perSnapshot := textMetric(m, "kube_state_push_snapshot_samples", "")
+	backlog := m.value(t, "kube_state_push_remote_queue_length", ep)
+	perSnapshot := m.value(t, "kube_state_push_snapshot_samples", nil)
 	require.GreaterOrEqual(t, backlog, (replayOutage-1)*perSnapshot, "the outage is in the disk buffer")
 
 	// Back, but slow: the replay takes a request per 0.4 s, two or three
 	// per snapshot.
-	proxy.hold.Store(int64(replayHold))
+	proxy.SetRules(faultproxy.Always(faultproxy.Hold(replayHold)))
 	require.NoError(t, prom.Restart(ctx))
-	answeredAtRestart := proxy.answered()
+	answeredAtRestart := answered()
 	eventually(t, 30*time.Second, "the replay under way, a request held", func() error {
-		if n := proxy.answered() - answeredAtRestart; n < 3 || proxy.holding.Load() == 0 {
-			return fmt.Errorf("%d replay requests answered, %d held", n, proxy.holding.Load())
+		if n := answered() - answeredAtRestart; n < 3 || proxy.Holding() == 0 {
+			return fmt.Errorf("%d replay requests answered, %d held", n, proxy.Holding())
 		}
 		return nil
 	})
 	m = scrape(agent1)
 	agent1.kill()
 	killedAt := time.Now()
-	taken1 := textMetric(m, "kube_state_push_snapshot_total", "")
-	left := textMetric(m, "kube_state_push_remote_queue_length", ep)
-	perSnapshot = max(perSnapshot, textMetric(m, "kube_state_push_snapshot_samples", ""))
+	taken1 := m.value(t, "kube_state_push_snapshot_total", nil)
+	left := m.value(t, "kube_state_push_remote_queue_length", ep)
+	perSnapshot = max(perSnapshot, m.value(t, "kube_state_push_snapshot_samples", nil))
 	require.Greater(t, left, float64(replayAheadFrames)*perSnapshot, "killed with a backlog left")
 	for _, r := range dropReasons {
-		require.Zero(t, textMetric(m, "kube_state_push_remote_samples_dropped_total", ep+`,reason="`+r+`"`), "run 1 dropped %s", r)
+		require.Zero(t, m.value(t, "kube_state_push_remote_samples_dropped_total", dropped(r)), "run 1 dropped %s", r)
 	}
 	eventually(t, 10*time.Second, "the held requests forwarded", func() error {
-		if n := proxy.holding.Load(); n > 0 {
+		if n := proxy.Holding(); n > 0 {
 			return fmt.Errorf("%d held", n)
 		}
 		return nil
 	})
-	held := proxy.lateSamples(killedAt)
+	held := lateSamples(killedAt)
 	t.Logf("run 1 killed after %g snapshots (%g during the outage, %.0f samples each), %.0f samples queued, %d in requests answered after the kill",
 		taken1, taken1-atStop, perSnapshot, left, held)
 
 	// Run 2, on the same buffer, at full speed.
-	proxy.hold.Store(0)
-	agent2 := startAgentProcess(t, bin, cfg)
+	proxy.SetRules(faultproxy.Always(faultproxy.Hold(0)))
+	agent2 := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 	var drainedIn time.Duration
 	started2 := time.Now()
 	eventually(t, 60*time.Second, "run 2 drained the buffer", func() error {
 		m := scrape(agent2)
-		if q, n := textMetric(m, "kube_state_push_remote_queue_length", ep), textMetric(m, "kube_state_push_snapshot_total", ""); q > 0 || n < 3 {
+		if q, n := m.value(t, "kube_state_push_remote_queue_length", ep), m.value(t, "kube_state_push_snapshot_total", nil); q > 0 || n < 3 {
 			return fmt.Errorf("%g samples queued, %g snapshots", q, n)
 		}
 		drainedIn = time.Since(started2)
 		return nil
 	})
 	m = scrape(agent2)
-	require.NoError(t, agent2.stop(t), "exit 0 after SIGTERM; log:\n%s", agent2.out)
-	taken2 := textMetric(m, "kube_state_push_snapshot_total", "")
-	resent := textMetric(m, "kube_state_push_remote_samples_resent_total", ep)
-	refused := textMetric(m, "kube_state_push_remote_samples_dropped_total", ep+`,reason="resent"`)
+	require.NoError(t, agent2.stop(), "exit 0 after SIGTERM; log:\n%s", agent2.logs)
+	taken2 := m.value(t, "kube_state_push_snapshot_total", nil)
+	resent := m.value(t, "kube_state_push_remote_samples_resent_total", ep)
+	refused := m.value(t, "kube_state_push_remote_samples_dropped_total", dropped("resent"))
 	other := map[string]float64{}
 	for _, r := range dropReasons {
-		if n := textMetric(m, "kube_state_push_remote_samples_dropped_total", ep+`,reason="`+r+`"`); n > 0 {
+		if n := m.value(t, "kube_state_push_remote_samples_dropped_total", dropped(r)); n > 0 {
 			other[r] = n
 		}
 	}
@@ -227,7 +221,7 @@ remote_write:
 	// the batch that runs from the last snapshot in flight into the next
 	// one counts up to a batch of samples never sent before.
 	bound := float64(replayAheadFrames)*largest + replayPerSend
-	dups := proxy.duplicates()
+	dups := extraCopies(forwardedSamples(proxy.Records(), accepted))
 	t.Logf("snapshots taken: run 1 %g(+1), run 2 %g(+2 at SIGTERM); stored %d (runs of %v), %d namespace series, %d partial",
 		taken1, taken2, len(ticks), lens, len(nsSeries), partial)
 	t.Logf("run 2: drained in %s; resent %g accepted + %g refused (dropped as resent) = %g, other drops %v; "+
@@ -253,147 +247,4 @@ func missingTicks(ticks, got []int64) []int64 {
 		}
 	}
 	return out
-}
-
-// textMetric returns the sum of the samples of family name in exposition
-// text whose label text contains match ("" for all), 0 when there are
-// none.
-func textMetric(text, name, match string) float64 {
-	sum := 0.0
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') || !strings.Contains(rest, match) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(rest[strings.LastIndexByte(rest, ' ')+1:], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum
-}
-
-// holdProxy forwards Remote-Write requests to a receiver, holding each for
-// a while first when told to; a held request is forwarded even if its
-// client has gone meanwhile, as a receiver that got the request just
-// before the sender died stores it.
-type holdProxy struct {
-	srv    *httptest.Server
-	target string
-	// hold is how long to hold each request (a time.Duration), 0 for none.
-	hold atomic.Int64
-	// holding counts the requests being held.
-	holding atomic.Int32
-
-	// mu guards seen and forwards.
-	mu sync.Mutex
-	// seen counts the samples of requests the receiver answered with 2xx,
-	// by series and timestamp.
-	seen map[string]map[int64]int
-	// forwards lists the requests the receiver answered, in order.
-	forwards []holdForward
-}
-
-// holdForward is a request the receiver answered.
-type holdForward struct {
-	// answered is when its answer came; status is the answer.
-	answered time.Time
-	status   int
-	// samples is how many samples it carried.
-	samples int
-}
-
-func newHoldProxy(t *testing.T, target string) *holdProxy {
-	t.Helper()
-	p := &holdProxy{target: target, seen: map[string]map[int64]int{}}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.handle))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-// URL is the proxy's write URL.
-func (p *holdProxy) URL() string { return p.srv.URL + "/api/v1/write" }
-
-func (p *holdProxy) handle(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	if d := time.Duration(p.hold.Load()); d > 0 {
-		p.holding.Add(1)
-		time.Sleep(d) // a slow receiver: the delay is the point
-		p.holding.Add(-1)
-	}
-	req, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, p.target, bytes.NewReader(body))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	p.record(resp.StatusCode, body)
-	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(answer)
-}
-
-// record notes a request the receiver answered with status.
-func (p *holdProxy) record(status int, body []byte) {
-	wr, err := encode.DecodeWriteRequest(body)
-	if err != nil {
-		return
-	}
-	f := holdForward{answered: time.Now(), status: status}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, ts := range wr.Timeseries {
-		f.samples += len(ts.Samples)
-		if status/100 != 2 {
-			continue
-		}
-		k := promLabelKey(ts.Labels)
-		if p.seen[k] == nil {
-			p.seen[k] = map[int64]int{}
-		}
-		for _, s := range ts.Samples {
-			p.seen[k][s.Timestamp]++
-		}
-	}
-	p.forwards = append(p.forwards, f)
-}
-
-// answered returns the number of requests the receiver answered.
-func (p *holdProxy) answered() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.forwards)
-}
-
-// lateSamples returns the samples of the requests answered after t.
-func (p *holdProxy) lateSamples(t time.Time) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, f := range p.forwards {
-		if f.answered.After(t) {
-			n += f.samples
-		}
-	}
-	return n
-}
-
-// duplicates returns how many samples the receiver accepted more than once
-// (each extra time).
-func (p *holdProxy) duplicates() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return extraCopies(p.seen)
 }

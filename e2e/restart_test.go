@@ -1,28 +1,18 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/faultproxy"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
@@ -38,12 +28,48 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 	needEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin := buildAgent(t)
 	dir := t.TempDir()
 	prom, err := testenv.StartPrometheus(ctx, dir)
 	require.NoError(t, err)
 	defer prom.Stop()
-	proxy := newRestartProxy(t, prom.WriteURL())
+	// Forwarded even when the client has gone: a killed agent's last
+	// request may still be stored.
+	pass := faultproxy.Always(faultproxy.Hold(0))
+	proxy := startProxy(t, prom.WriteURL(), pass)
+	// forwarded returns the requests forwarded that arrived from since the
+	// proxy started.
+	forwarded := func(since time.Duration) []faultproxy.Record {
+		var out []faultproxy.Record
+		for _, r := range proxy.Records() {
+			if r.Outcome == faultproxy.Forwarded && r.At >= since {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	// timestamps returns the timestamps of the samples of recs.
+	timestamps := func(recs []faultproxy.Record) []int64 {
+		var out []int64
+		for _, r := range recs {
+			if r.Write == nil {
+				continue
+			}
+			for _, ts := range r.Write.Timeseries {
+				for _, s := range ts.Samples {
+					out = append(out, s.Timestamp)
+				}
+			}
+		}
+		return out
+	}
+	// tickCount returns the number of distinct timestamps forwarded.
+	tickCount := func() int {
+		all := map[int64]bool{}
+		for _, ts := range timestamps(forwarded(0)) {
+			all[ts] = true
+		}
+		return len(all)
+	}
 
 	client, err := env.cp.Client()
 	require.NoError(t, err)
@@ -55,44 +81,24 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 
 	const shards, perSend = 2, 50
 	bufDir := filepath.Join(dir, "buffer")
-	port, err := testenv.FreePort()
-	require.NoError(t, err)
-	cfgPath := filepath.Join(dir, "agent.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`kubeconfig: %s
-resources: [nodes, pods]
-namespaces: [%s]
-snapshot_interval: %s
-listen_address: 127.0.0.1:%d
-external_labels: {run: restart}
-shutdown_timeout: 20s
-remote_write:
-  - url: %s
-    name: prom
-    disk_buffer:
-      directory: %s
-    queue_config:
-      min_shards: %d
-      max_shards: %d
-      max_samples_per_send: %d
-      min_backoff: 30ms
-      max_backoff: 300ms
-      max_retry_duration: 2s
-`, env.cp.Kubeconfig, ns, restartInterval, port, proxy.URL(), bufDir, shards, shards, perSend)), 0o600))
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	start := func(name string) *testenv.Process {
-		p, err := testenv.Start(dir, name, bin, "--config.file="+cfgPath)
-		require.NoError(t, err)
-		eventually(t, 30*time.Second, name+" ready", func() error {
-			return httpStatus(fmt.Sprintf("http://127.0.0.1:%d/readyz", port), 200)
-		})
-		return p
-	}
+	cfg := newConfig(proxy.URL())
+	cfg.Resources = []string{"nodes", "pods"}
+	cfg.Namespaces = []string{ns}
+	cfg.SnapshotInterval = restartInterval
+	cfg.ExternalLabels = map[string]string{"run": "restart"}
+	cfg.ShutdownTimeout = 20 * time.Second
+	cfg.RemoteWrite[0] = &remoteWrite{URL: proxy.URL(), Name: "prom", DiskBuffer: &diskBuffer{Directory: bufDir}, QueueConfig: queueConfig{
+		MinShards: shards, MaxShards: shards, MaxSamplesPerSend: perSend,
+		MinBackoff: 30 * time.Millisecond, MaxBackoff: 300 * time.Millisecond, MaxRetryDuration: 2 * time.Second,
+	}}
+	ep := map[string]string{"endpoint": "prom"}
+	dropped := func(reason string) map[string]string { return map[string]string{"reason": reason} }
 	// ticksSeen waits until the receiver has n more ticks than now.
 	ticksSeen := func(what string, n int) {
 		t.Helper()
-		before := proxy.ticks()
+		before := tickCount()
 		eventually(t, time.Duration(n+10)*restartInterval, what, func() error {
-			if got := proxy.ticks() - before; got < n {
+			if got := tickCount() - before; got < n {
 				return fmt.Errorf("%d new ticks at the receiver", got)
 			}
 			return nil
@@ -101,48 +107,48 @@ remote_write:
 
 	// Run 1, then a slow receiver: requests are held 1.5 s, so each shard
 	// has one in flight and ticks pile up on disk; SIGKILL meanwhile.
-	agent1 := start("agent-1")
-	defer agent1.Kill()
+	a := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
 	ticksSeen("run 1 pushing", 3)
-	proxy.setMode(proxySlow)
+	proxy.SetRules(faultproxy.Always(faultproxy.Hold(1500 * time.Millisecond)))
 	eventually(t, 10*time.Second, "requests held", func() error {
-		if n := proxy.holding.Load(); n < shards {
+		if n := proxy.Holding(); n < shards {
 			return fmt.Errorf("%d requests held", n)
 		}
 		return nil
 	})
 	eventually(t, 10*time.Second, "ticks queued on disk behind them", func() error {
-		m, err := httpGet(metricsURL)
-		if err != nil {
-			return err
-		}
-		perTick := restartMetric(t, m, "kube_state_push_snapshot_samples", "")
-		if q := restartMetric(t, m, "kube_state_push_remote_queue_length", `endpoint="prom"`); q < 2*perTick {
+		m := a.metrics(t)
+		perTick := m.present(t, "kube_state_push_snapshot_samples", nil)
+		if q := m.present(t, "kube_state_push_remote_queue_length", ep); q < 2*perTick {
 			return fmt.Errorf("%.0f samples queued, %.0f per snapshot", q, perTick)
 		}
 		return nil
 	})
-	agent1.Kill()
+	a.kill()
 	killedAt := time.Now()
-	proxy.setMode(proxyPass)
+	proxy.SetRules(pass)
 	eventually(t, 10*time.Second, "held requests forwarded", func() error {
-		if n := proxy.holding.Load(); n > 0 {
+		if n := proxy.Holding(); n > 0 {
 			return fmt.Errorf("%d requests still held", n)
 		}
 		return nil
 	})
-	sentBeforeRestart := proxy.total()
+	restartedAt := time.Since(proxy.Start())
 
 	// Run 2 on the same directory.
-	agent2 := start("agent-2")
-	defer agent2.Kill()
+	a.restart(t)
 	ticksSeen("run 2 pushing", 3)
-	lateOld := proxy.samplesOlderThan(killedAt, sentBeforeRestart)
+	lateOld := 0
+	for _, ts := range timestamps(forwarded(restartedAt)) {
+		if ts < killedAt.UnixMilli() {
+			lateOld++
+		}
+	}
 	require.Positive(t, lateOld, "the backlog queued before the kill was sent after the restart")
 
 	// An outage of the receiver for 10 intervals: the agent keeps ticking
 	// into the disk buffer.
-	proxy.setMode(proxyDown)
+	proxy.SetRules(faultproxy.Always(faultproxy.Respond(http.StatusServiceUnavailable)))
 	outageStart := time.Now()
 	eventually(t, 30*time.Second, "an outage of 10 intervals", func() error {
 		if d := time.Since(outageStart); d < 10*restartInterval {
@@ -150,12 +156,11 @@ remote_write:
 		}
 		return nil
 	})
-	m, err := httpGet(metricsURL)
-	require.NoError(t, err)
-	bufBytes := restartMetric(t, m, "kube_state_push_remote_buffer_bytes", `endpoint="prom"`)
-	bufSegs := restartMetric(t, m, "kube_state_push_remote_buffer_segments", `endpoint="prom"`)
-	queued := restartMetric(t, m, "kube_state_push_remote_queue_length", `endpoint="prom"`)
-	perTick := restartMetric(t, m, "kube_state_push_snapshot_samples", "")
+	m := a.metrics(t)
+	bufBytes := m.present(t, "kube_state_push_remote_buffer_bytes", ep)
+	bufSegs := m.present(t, "kube_state_push_remote_buffer_segments", ep)
+	queued := m.present(t, "kube_state_push_remote_queue_length", ep)
+	perTick := m.present(t, "kube_state_push_snapshot_samples", nil)
 	onDisk := dirSize(t, bufDir)
 	outage := time.Since(outageStart)
 	t.Logf("receiver down %.1fs (%d intervals of %s), %.0f samples per snapshot: %.0f samples buffered, "+
@@ -164,37 +169,31 @@ remote_write:
 	require.GreaterOrEqual(t, queued, 9*perTick, "the outage's snapshots are buffered")
 	require.Positive(t, bufBytes)
 	require.GreaterOrEqual(t, onDisk, int64(bufBytes))
-	require.Zero(t, restartMetric(t, m, `kube_state_push_remote_samples_dropped_total`, `reason="retries_ended"`), "kept, not dropped")
+	require.Zero(t, m.present(t, `kube_state_push_remote_samples_dropped_total`, dropped("retries_ended")), "kept, not dropped")
 
-	proxy.setMode(proxyPass)
+	proxy.SetRules(pass)
 	eventually(t, 30*time.Second, "the outage's backlog drained", func() error {
-		m, err := httpGet(metricsURL)
-		if err != nil {
-			return err
-		}
 		// One snapshot may be queued at any time.
-		if q := restartMetric(t, m, "kube_state_push_remote_queue_length", `endpoint="prom"`); q > perTick {
+		if q := a.metrics(t).present(t, "kube_state_push_remote_queue_length", ep); q > perTick {
 			return fmt.Errorf("%.0f samples queued", q)
 		}
 		return nil
 	})
 	ticksSeen("run 2 after the outage", 2)
-	m, err = httpGet(metricsURL)
-	require.NoError(t, err)
-	agent2.Stop(30 * time.Second)
-	require.NoError(t, agent2.Err(), "exit 0 after SIGTERM; log:\n%s", agent2.Tail())
+	m = a.metrics(t)
+	require.NoError(t, a.stop(), "exit 0 after SIGTERM; log:\n%s", a.logs)
 
 	// At most the snapshots in flight (the replayer keeps two handed to
 	// the shards) were sent twice, and the agent counted those samples as
 	// resent (or refused as resent).
-	resent := restartMetric(t, m, "kube_state_push_remote_samples_resent_total", `endpoint="prom"`) +
-		restartMetric(t, m, "kube_state_push_remote_samples_dropped_total", `reason="resent"`)
-	dups := proxy.duplicates()
+	resent := m.present(t, "kube_state_push_remote_samples_resent_total", ep) +
+		m.present(t, "kube_state_push_remote_samples_dropped_total", dropped("resent"))
+	dups := extraCopies(forwardedSamples(proxy.Records(), anyStatus))
 	t.Logf("samples sent twice: %d (counted by the agent as resent: %.0f; limit 2 snapshots of %.0f)", dups, resent, perTick)
 	require.LessOrEqual(t, float64(dups), 2*perTick)
 	require.LessOrEqual(t, float64(dups), resent)
 	for _, r := range []string{"bad_request", "conflict", "buffer_full", "buffer_error", "shutdown", "retries_ended", "queue_full", "too_old"} {
-		require.Zero(t, restartMetric(t, m, "kube_state_push_remote_samples_dropped_total", `reason="`+r+`"`), "dropped %s", r)
+		require.Zero(t, m.present(t, "kube_state_push_remote_samples_dropped_total", dropped(r)), "dropped %s", r)
 	}
 
 	// No sample lost: every pod series of the namespace holds a sample for
@@ -232,206 +231,5 @@ remote_write:
 	}
 	require.LessOrEqual(t, gaps, 1)
 	t.Logf("%d series, %d ticks stored, %d partial; %d requests forwarded; %d samples queued before the kill were sent after the restart",
-		len(series), len(ticks), partial, proxy.total(), lateOld)
-}
-
-// Modes of the restart proxy.
-const (
-	proxyPass = iota // forward at once
-	proxySlow        // hold each request 1.5 s, then forward it even if the client is gone
-	proxyDown        // answer 503 without forwarding
-)
-
-// restartProxy forwards remote-write requests to Prometheus and records the
-// samples it forwarded.
-type restartProxy struct {
-	srv    *httptest.Server
-	target string
-	// mode is proxyPass, proxySlow or proxyDown.
-	mode atomic.Int32
-	// holding counts the requests being held in proxySlow.
-	holding atomic.Int32
-
-	// mu guards seen and forwarded.
-	mu sync.Mutex
-	// seen counts each forwarded sample by series and timestamp.
-	seen map[string]map[int64]int
-	// forwarded lists what each forwarded request carried, in order.
-	forwarded []restartForward
-}
-
-// restartForward is one forwarded request: when it arrived and the
-// timestamps it carried.
-type restartForward struct {
-	at         time.Time
-	timestamps []int64
-}
-
-func newRestartProxy(t *testing.T, target string) *restartProxy {
-	t.Helper()
-	p := &restartProxy{target: target, seen: map[string]map[int64]int{}}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.handle))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-// URL is the proxy's write URL.
-func (p *restartProxy) URL() string { return p.srv.URL + "/api/v1/write" }
-
-func (p *restartProxy) setMode(m int32) { p.mode.Store(m) }
-
-func (p *restartProxy) handle(w http.ResponseWriter, r *http.Request) {
-	arrived := time.Now()
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	switch p.mode.Load() {
-	case proxyDown:
-		http.Error(w, "receiver down", http.StatusServiceUnavailable)
-		return
-	case proxySlow:
-		p.holding.Add(1)
-		time.Sleep(1500 * time.Millisecond) // a slow receiver: the delay is the point
-		p.holding.Add(-1)
-	}
-	// Forwarded even when the client has gone: a killed agent's last
-	// request may still be stored.
-	req, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, p.target, bytes.NewReader(body))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	p.record(arrived, body)
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(answer)
-}
-
-// record counts the samples of a forwarded request.
-func (p *restartProxy) record(at time.Time, body []byte) {
-	wr, err := encode.DecodeWriteRequest(body)
-	if err != nil {
-		return
-	}
-	f := restartForward{at: at}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, ts := range wr.Timeseries {
-		var key strings.Builder
-		for _, l := range ts.Labels {
-			key.WriteString(l.Name + "=" + l.Value + ",")
-		}
-		k := key.String()
-		if p.seen[k] == nil {
-			p.seen[k] = map[int64]int{}
-		}
-		for _, s := range ts.Samples {
-			p.seen[k][s.Timestamp]++
-			f.timestamps = append(f.timestamps, s.Timestamp)
-		}
-	}
-	p.forwarded = append(p.forwarded, f)
-}
-
-// ticks returns the number of distinct timestamps forwarded.
-func (p *restartProxy) ticks() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	all := map[int64]bool{}
-	for _, f := range p.forwarded {
-		for _, ts := range f.timestamps {
-			all[ts] = true
-		}
-	}
-	return len(all)
-}
-
-// total returns the number of forwarded requests.
-func (p *restartProxy) total() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.forwarded)
-}
-
-// samplesOlderThan counts the samples timestamped before t in the requests
-// forwarded from the from-th on.
-func (p *restartProxy) samplesOlderThan(t time.Time, from int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, f := range p.forwarded[from:] {
-		for _, ts := range f.timestamps {
-			if ts < t.UnixMilli() {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// duplicates returns how many samples were forwarded more than once
-// (counting each extra time).
-func (p *restartProxy) duplicates() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return extraCopies(p.seen)
-}
-
-// restartMetric returns the sum of the samples of family name in the
-// exposition text whose labels contain match ("" for all).
-func restartMetric(t *testing.T, text, name, match string) float64 {
-	t.Helper()
-	sum, found := 0.0, false
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') || !strings.Contains(rest, match) {
-			continue
-		}
-		v, err := strconv.ParseFloat(rest[strings.LastIndexByte(rest, ' ')+1:], 64)
-		require.NoError(t, err, "line %q", line)
-		sum, found = sum+v, true
-	}
-	require.True(t, found, "no %s{%s} in the agent's metrics", name, match)
-	return sum
-}
-
-// dirSize returns the bytes of the regular files under dir.
-func dirSize(t *testing.T, dir string) int64 {
-	t.Helper()
-	var n int64
-	require.NoError(t, filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		n += fi.Size()
-		return nil
-	}))
-	return n
-}
-
-// extraCopies counts, over series and timestamps, the times a sample was
-// seen beyond the first.
-func extraCopies(seen map[string]map[int64]int) int {
-	n := 0
-	for _, byTS := range seen {
-		for _, c := range byTS {
-			n += c - 1
-		}
-	}
-	return n
+		len(series), len(ticks), partial, len(forwarded(0)), lateOld)
 }

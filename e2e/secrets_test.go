@@ -120,7 +120,7 @@ remote_write:
 `, env.cp.Kubeconfig, listenPlaceholder, recv.URL(""), secretHeader, secretPassword, secretCredentials,
 		secretClientSecret, tokens.URL, tokenFile)
 
-	p := startAgentProcess(t, bin, cfgText)
+	p := startAgent(t, agentOptions{binary: true, configText: cfgText, waitReady: true})
 	paths := []string{"/basic", "/authorization", "/oauth2", "/file"}
 	for _, path := range paths {
 		eventually(t, 20*time.Second, "snapshots at "+path, recv.needTimestamps(2, path, `__name__="kube_namespace_created"`, `namespace="default"`))
@@ -135,24 +135,24 @@ remote_write:
 	p.writeConfig(t, cfgText+"unknown_key: "+secretPassword+"\n")
 	p.signal(t, syscall.SIGHUP)
 	eventually(t, 10*time.Second, "the refused reload logged", func() error {
-		if !strings.Contains(p.out.String(), "unknown_key: unknown key") {
+		if !strings.Contains(p.logs.String(), "unknown_key: unknown key") {
 			return fmt.Errorf("not yet")
 		}
 		return nil
 	})
-	metrics := p.metrics(t)
+	metrics := p.page(t)
 	require.Contains(t, metrics, `kube_state_push_remote_samples_sent_total{endpoint="oauth2"}`)
-	require.NoError(t, p.stop(t))
+	require.NoError(t, p.stop())
 
 	p.writeConfig(t, cfgText)
-	effective, err := exec.Command(bin, "check-config", p.config).CombinedOutput()
+	effective, err := exec.Command(bin, "check-config", p.configPath).CombinedOutput()
 	require.NoError(t, err, "%s", effective)
 	require.Contains(t, string(effective), "password: <secret>")
 	require.Contains(t, string(effective), "credentials: <secret>")
 	require.Contains(t, string(effective), "client_secret: <secret>")
 	require.Contains(t, string(effective), "credentials_file: "+tokenFile)
 
-	out := p.out.String()
+	out := p.logs.String()
 	require.Contains(t, out, "level=DEBUG", "debug logging on")
 	for _, s := range allSecrets {
 		require.NotContains(t, out, s, "the agent's output")

@@ -14,8 +14,6 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/kube-state-push/kube-state-push/agent"
-	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
@@ -53,11 +51,20 @@ func TestSharding(t *testing.T) {
 	t.Setenv("POD_NAME", "ksp-1")
 	t.Setenv("POD_NAMESPACE", ns)
 
-	settings := fmt.Sprintf("resources: [pods, nodes]\nnamespaces: [%s]\n", ns)
-	all := startCapturedAgent(t, ctx, settings)
-	s0 := startCapturedAgent(t, ctx, settings+"shard: 0\ntotal_shards: 2\n")
-	s1 := startCapturedAgent(t, ctx, settings+"shard: 1\ntotal_shards: 2\n")
-	auto := startCapturedAgent(t, ctx, settings+"auto_sharding: true\n")
+	// settings watches the pods and nodes of ns, with the object sharding
+	// keys extra.
+	settings := func(extra map[string]any) func(*agentConfig) {
+		return func(c *agentConfig) {
+			c.Resources, c.Namespaces = []string{"pods", "nodes"}, []string{ns}
+			for k, v := range extra {
+				c.set(k, v)
+			}
+		}
+	}
+	all := capturedSnapshot(t, ctx, settings(nil))
+	s0 := capturedSnapshot(t, ctx, settings(map[string]any{"shard": 0, "total_shards": 2}))
+	s1 := capturedSnapshot(t, ctx, settings(map[string]any{"shard": 1, "total_shards": 2}))
+	auto := capturedSnapshot(t, ctx, settings(map[string]any{"auto_sharding": true}))
 	whole, got0, got1 := all(), s0(), s1()
 	require.Equal(t, got1, auto(), "auto-sharding as ksp-1 of 2 is shard 1 of 2")
 	require.NotEmpty(t, whole)
@@ -111,7 +118,7 @@ func TestSharding(t *testing.T) {
 			"--namespaces=" + ns,
 			"--shard=0",
 			"--total-shards=2",
-		}, settings+"shard: 0\ntotal_shards: 2\n")
+		}, settings(map[string]any{"shard": 0, "total_shards": 2}))
 		// The same objects, by kube-state-metrics' own hashing.
 		for o, in0 := range expect {
 			require.Equal(t, in0, owned(want, o.family, o.label, o.value), "%v in kube-state-metrics' shard 0", o)
@@ -119,31 +126,21 @@ func TestSharding(t *testing.T) {
 	})
 }
 
-// startCapturedAgent runs an agent with settings and a capture receiver
-// until the test ends. The returned function waits until the agent is ready
-// and returns its last complete snapshot, without staleness markers.
-func startCapturedAgent(t *testing.T, ctx context.Context, settings string) func() map[string]float64 {
+// capturedSnapshot runs an agent configured by settings, with a capture
+// receiver, until the test ends. The returned function waits until the
+// agent is ready and returns its last complete snapshot, without staleness
+// markers.
+func capturedSnapshot(t *testing.T, ctx context.Context, settings func(*agentConfig)) func() map[string]float64 {
 	t.Helper()
 	capture := testenv.NewCapture()
 	t.Cleanup(capture.Close)
-	cfgText := fmt.Sprintf(`kubeconfig: %s
-snapshot_interval: 1s
-listen_address: ""
-push_self_metrics: false # every captured series is compared: not the agent's own
-remote_write:
-  - url: %s
-    queue_config: {batch_send_deadline: 100ms}
-%s`, env.cp.Kubeconfig, capture.URL(), settings)
-	a := runOwnAgent(t, ctx, cfgText, agent.Options{}).agent
+	cfg := captureConfig(capture.URL())
+	settings(cfg)
+	a := startAgent(t, agentOptions{ctx: ctx, config: cfg})
 
 	return func() map[string]float64 {
 		t.Helper()
-		eventually(t, time.Minute, "agent ready", func() error {
-			if !a.Ready() {
-				return fmt.Errorf("not ready")
-			}
-			return nil
-		})
+		a.waitReady(t)
 		before := len(capture.Timestamps())
 		var got map[string]float64
 		eventually(t, 30*time.Second, "a complete snapshot after ready", func() error {
@@ -153,12 +150,7 @@ remote_write:
 			}
 			// The last but one, taken after ready: the last may still be
 			// arriving.
-			got = capture.Series(ts[len(ts)-2])
-			for k, v := range got {
-				if encode.IsStaleNaN(v) {
-					delete(got, k)
-				}
-			}
+			got = withoutStale(capture.Series(ts[len(ts)-2]))
 			return nil
 		})
 		return got

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,65 +37,28 @@ func TestReceiverWindow(t *testing.T) {
 // windowEndpoint is the endpoint name of the window tests' agents.
 const windowEndpoint = "receiver"
 
-// gatedProxy is a fault proxy in front of a Prometheus of the test's own
-// that answers 503 while its gate is closed, so that the test decides when
-// the agent reaches the receiver again after an outage.
-type gatedProxy struct {
-	*faultproxy.Proxy
-	// closed is the gate: 503 without forwarding while set.
-	closed atomic.Bool
-	// started is a moment just after the proxy started: a request's arrival
-	// is at most started+At.
-	started time.Time
-}
-
-func newGatedProxy(t *testing.T, target string) *gatedProxy {
-	t.Helper()
-	g := &gatedProxy{}
-	p, err := faultproxy.New(target, func(*faultproxy.Request) (faultproxy.Action, bool) {
-		if g.closed.Load() {
-			return faultproxy.Respond(http.StatusServiceUnavailable), true
-		}
-		return faultproxy.Action{}, false
-	})
-	require.NoError(t, err)
-	g.Proxy, g.started = p, time.Now()
-	t.Cleanup(p.Close)
-	return g
-}
-
 // windowAgent starts an in-process agent pushing ns through url, with the
-// queue settings extra (indented as queue_config's keys) and, with
+// queue settings of the outage tests, changed by queue, and, with
 // bufferDir, a disk buffer there.
-func windowAgent(t *testing.T, ctx context.Context, ns, cluster, url, bufferDir, extra string) *ownAgent {
+func windowAgent(t *testing.T, ctx context.Context, ns, cluster, url, bufferDir string, queue func(*queueConfig)) *testAgent {
 	t.Helper()
-	diskBuffer := ""
+	cfg := newConfig(url)
+	cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
+	cfg.ShutdownTimeout = 20 * time.Second
+	cfg.ExternalLabels = map[string]string{"cluster": cluster}
+	cfg.RemoteWrite[0] = &remoteWrite{URL: url, Name: windowEndpoint, RemoteTimeout: 5 * time.Second, QueueConfig: outageQueue}
 	if bufferDir != "" {
-		diskBuffer = fmt.Sprintf("    disk_buffer: {directory: %s}\n", bufferDir)
+		cfg.endpoint().DiskBuffer = &diskBuffer{Directory: bufferDir}
 	}
-	return startOwnAgent(t, ctx, fmt.Sprintf(`kubeconfig: %s
-resources: [pods]
-namespaces: [%s]
-snapshot_interval: 1s
-listen_address: ""
-shutdown_timeout: 20s
-external_labels: {cluster: %s}
-remote_write:
-  - url: %s
-    name: %s
-    remote_timeout: 5s
-%s    queue_config:
-      capacity: 50000
-      max_shards: 1
-      batch_send_deadline: 100ms
-      min_backoff: 50ms
-      max_backoff: 500ms
-%s`, env.cp.Kubeconfig, ns, cluster, url, windowEndpoint, diskBuffer, extra))
+	if queue != nil {
+		queue(&cfg.endpoint().QueueConfig)
+	}
+	return startAgent(t, agentOptions{ctx: ctx, config: cfg})
 }
 
 // windowDrops returns the endpoint's dropped samples by reason, and their
 // sum.
-func windowDrops(t *testing.T, a *ownAgent) (map[string]float64, float64) {
+func windowDrops(t *testing.T, a *testAgent) (map[string]float64, float64) {
 	t.Helper()
 	out, sum := map[string]float64{}, 0.0
 	for _, r := range []string{"bad_request", "conflict", "too_large", "unsupported", "rate_limited", "client_error",
@@ -108,34 +70,10 @@ func windowDrops(t *testing.T, a *ownAgent) (map[string]float64, float64) {
 }
 
 // recordSamples sorts the samples of the proxy's forwarded requests by the
-// answer: accepted (2xx) and refused with 400, each sample counted as often
-// as it was in such a request, staleness markers included.
+// answer: accepted (2xx) and refused with 400 (see forwardedSamples).
 func recordSamples(recs []faultproxy.Record) (accepted, refused map[string]map[int64]int) {
-	accepted, refused = map[string]map[int64]int{}, map[string]map[int64]int{}
-	for _, r := range recs {
-		if r.Outcome != faultproxy.Forwarded || r.Write == nil {
-			continue
-		}
-		var into map[string]map[int64]int
-		switch {
-		case r.Status/100 == 2:
-			into = accepted
-		case r.Status == http.StatusBadRequest:
-			into = refused
-		default:
-			continue
-		}
-		for _, ts := range r.Write.Timeseries {
-			k := promLabelKey(ts.Labels)
-			for _, s := range ts.Samples {
-				if into[k] == nil {
-					into[k] = map[int64]int{}
-				}
-				into[k][s.Timestamp]++
-			}
-		}
-	}
-	return accepted, refused
+	return forwardedSamples(recs, func(s int) bool { return s/100 == 2 }),
+		forwardedSamples(recs, func(s int) bool { return s == http.StatusBadRequest })
 }
 
 // countSamples returns the samples of m, each as often as counted, and how
@@ -170,9 +108,9 @@ func runWindowHeadAhead(t *testing.T, ctx context.Context, ns string) {
 	prom, err := testenv.StartPrometheus(ctx, dir, "--storage.tsdb.min-block-duration="+windowHeadRange.String())
 	require.NoError(t, err)
 	t.Cleanup(prom.Stop)
-	proxy := newGatedProxy(t, prom.WriteURL())
+	proxy := startProxy(t, prom.WriteURL())
 	const cluster = "window-head"
-	a := windowAgent(t, ctx, ns, cluster, proxy.URL(), filepath.Join(dir, "buffer"), "")
+	a := windowAgent(t, ctx, ns, cluster, proxy.URL(), filepath.Join(dir, "buffer"), nil)
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": windowEndpoint}
 	a.waitDelivered(t, endpoint, 3)
@@ -187,7 +125,7 @@ func runWindowHeadAhead(t *testing.T, ctx context.Context, ns string) {
 		return nil
 	})
 	// The agent is kept out until the head has moved.
-	proxy.closed.Store(true)
+	proxy.SetRules(faultproxy.Always(faultproxy.Respond(http.StatusServiceUnavailable)))
 	require.NoError(t, prom.Restart(ctx))
 	backlog := a.metric(t, "kube_state_push_remote_queue_length", endpoint)
 	perSnapshot := a.metric(t, "kube_state_push_snapshot_samples", nil)
@@ -220,7 +158,7 @@ func runWindowHeadAhead(t *testing.T, ctx context.Context, ns string) {
 	require.Zero(t, tooOldAtOpen)
 	opened := time.Now()
 	atOpen := snapshots()
-	proxy.closed.Store(false)
+	proxy.SetRules()
 	var drained time.Duration
 	eventually(t, 30*time.Second, "the backlog refused and acknowledged", func() error {
 		tooOld := a.metric(t, "kube_state_push_remote_samples_dropped_total", map[string]string{"endpoint": windowEndpoint, "reason": "too_old"})
@@ -285,9 +223,9 @@ func runWindowAgeLimit(t *testing.T, ctx context.Context, ns string) {
 	prom, err := testenv.StartPrometheus(ctx, dir)
 	require.NoError(t, err)
 	t.Cleanup(prom.Stop)
-	proxy := newGatedProxy(t, prom.WriteURL())
+	proxy := startProxy(t, prom.WriteURL())
 	const cluster = "window-age"
-	a := windowAgent(t, ctx, ns, cluster, proxy.URL(), "", fmt.Sprintf("      sample_age_limit: %s\n", limit))
+	a := windowAgent(t, ctx, ns, cluster, proxy.URL(), "", func(q *queueConfig) { q.SampleAgeLimit = limit })
 
 	snapshots := func() float64 { return a.metric(t, "kube_state_push_snapshot_total", nil) }
 	endpoint := map[string]string{"endpoint": windowEndpoint}
@@ -308,11 +246,11 @@ func runWindowAgeLimit(t *testing.T, ctx context.Context, ns string) {
 	})
 	tooOldDown := tooOld()
 	require.Positive(t, tooOldDown, "samples past the limit are dropped while the receiver is down")
-	proxy.closed.Store(true)
+	proxy.SetRules(faultproxy.Always(faultproxy.Respond(http.StatusServiceUnavailable)))
 	require.NoError(t, prom.Restart(ctx))
 	opened := time.Now()
 	atOpen := snapshots()
-	proxy.closed.Store(false)
+	proxy.SetRules()
 	sentAtOpen := a.metric(t, "kube_state_push_remote_samples_sent_total", endpoint)
 
 	var recovered time.Duration
@@ -356,7 +294,7 @@ func runWindowAgeLimit(t *testing.T, ctx context.Context, ns string) {
 		if r.Outcome != faultproxy.Forwarded || r.Status/100 != 2 || r.Write == nil {
 			continue
 		}
-		arrived := proxy.started.Add(r.At)
+		arrived := proxy.Start().Add(r.At)
 		for _, ts := range r.Write.Timeseries {
 			for _, s := range ts.Samples {
 				age := arrived.Sub(time.UnixMilli(s.Timestamp))

@@ -80,6 +80,9 @@ type Record struct {
 	Status int
 	// Delay is how long the proxy held the request before acting.
 	Delay time.Duration
+	// Answered is when the request ended (answered, dropped or
+	// abandoned), since the proxy started.
+	Answered time.Duration
 	// ClientGone is set when a forwarded request's client had gone by the
 	// time the target answered: the target may hold data the client
 	// counts as failed.
@@ -100,11 +103,14 @@ type Proxy struct {
 	url   string
 	start time.Time
 
-	// mu guards seq, rules and records; rules are called with it held.
+	// mu guards seq, rules, records and holding; rules are called with it
+	// held.
 	mu      sync.Mutex
 	seq     int
 	rules   []Rule
 	records []Record
+	// holding counts the requests in their Delay now.
+	holding int
 }
 
 // New starts a proxy on a free port of 127.0.0.1 forwarding to target (a
@@ -162,6 +168,17 @@ func (p *Proxy) Records() []Record {
 	p.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out
+}
+
+// Start is when the proxy started: Request.At and Record.Answered count
+// from it.
+func (p *Proxy) Start() time.Time { return p.start }
+
+// Holding returns the number of requests being held (in their Delay) now.
+func (p *Proxy) Holding() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.holding
 }
 
 // Tally adds up requests.
@@ -223,16 +240,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 
 	rec := Record{Request: req, Delay: act.Delay}
-	if act.Delay > 0 {
-		t := time.NewTimer(act.Delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			rec.Outcome = Abandoned
-			p.record(rec)
-			return
-		}
+	client := r.Context()
+	if act.Detach {
+		r = r.WithContext(context.WithoutCancel(r.Context()))
+	}
+	if act.Delay > 0 && !p.hold(r.Context(), act.Delay) {
+		rec.Outcome = Abandoned
+		p.record(rec)
+		return
 	}
 	switch {
 	case act.Close:
@@ -240,12 +255,33 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case act.Status != 0:
 		p.inject(w, act, rec)
 	default:
-		p.forward(w, r, body, rec)
+		p.forward(w, r, client, body, rec)
+	}
+}
+
+// hold waits d, counted in holding; it returns false when ctx ends first.
+func (p *Proxy) hold(ctx context.Context, d time.Duration) bool {
+	p.mu.Lock()
+	p.holding++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.holding--
+		p.mu.Unlock()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
 // record stores a finished request's record.
 func (p *Proxy) record(rec Record) {
+	rec.Answered = time.Since(p.start)
 	p.mu.Lock()
 	p.records = append(p.records, rec)
 	p.mu.Unlock()
@@ -283,8 +319,9 @@ func (p *Proxy) inject(w http.ResponseWriter, act Action, rec Record) {
 	_, _ = fmt.Fprintf(w, "faultproxy: injected %d for request %d\n", act.Status, rec.Seq)
 }
 
-// forward sends the request to the target and copies its answer back.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, rec Record) {
+// forward sends the request to the target and copies its answer back; r's
+// context ends the forwarding, client's is the client's own.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, client context.Context, body []byte, rec Record) {
 	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, p.target, bytes.NewReader(body))
 	if err != nil {
 		rec.Outcome, rec.Status = UpstreamError, http.StatusBadGateway
@@ -319,7 +356,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, rec
 		return
 	}
 	rec.Outcome, rec.Status = Forwarded, resp.StatusCode
-	rec.ClientGone = errors.Is(r.Context().Err(), context.Canceled)
+	rec.ClientGone = errors.Is(client.Err(), context.Canceled)
 	p.record(rec)
 	for k, vs := range resp.Header {
 		if !hopByHop[k] && k != "Content-Length" {

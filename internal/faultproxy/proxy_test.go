@@ -276,6 +276,32 @@ func TestClientThatGivesUpDuringTheDelayIsAbandoned(t *testing.T) {
 	require.Zero(t, up.got(), "nothing forwarded")
 }
 
+func TestHoldForwardsAfterTheClientGaveUp(t *testing.T) {
+	up := newUpstream(t, http.StatusNoContent)
+	const d = 300 * time.Millisecond
+	p := startProxy(t, up.srv.URL, Always(Hold(d)))
+	c := client(t)
+	c.Timeout = 100 * time.Millisecond
+	body := writeBody(t, 1, "a")
+	go func() { _, _, _ = post(c, p.URL(), body, 0) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Holding() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.Equal(t, 1, p.Holding(), "the request is held")
+	for len(p.Records()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	recs := p.Records()
+	require.Len(t, recs, 1, "no record within 10s")
+	require.Equal(t, Forwarded, recs[0].Outcome, "forwarded though the client gave up")
+	require.Equal(t, http.StatusNoContent, recs[0].Status)
+	require.True(t, recs[0].ClientGone)
+	require.GreaterOrEqual(t, recs[0].Answered, recs[0].At+d)
+	require.Equal(t, 1, up.got())
+	require.Zero(t, p.Holding())
+}
+
 func TestUnreachableTargetIs502(t *testing.T) {
 	up := newUpstream(t, http.StatusNoContent)
 	target := up.srv.URL

@@ -25,6 +25,10 @@ type Action struct {
 	RetryAfterDate time.Duration
 	// Close hijacks the connection and closes it without an answer.
 	Close bool
+	// Detach carries the action out even when the client goes away during
+	// the Delay, and forwards without the client's cancellation: a
+	// receiver that got a request just before its sender died stores it.
+	Detach bool
 }
 
 // Forward passes the request to the target and its answer back.
@@ -50,6 +54,10 @@ func RetryAfterDate(status int, d time.Duration) Action {
 // the request.
 func CloseConnection() Action { return Action{Close: true} }
 
+// Hold holds the request for d, then forwards it even if its client has
+// gone meanwhile: a slow receiver.
+func Hold(d time.Duration) Action { return Action{Delay: d, Detach: true} }
+
 // After returns a with a delay of d before it is carried out.
 func (a Action) After(d time.Duration) Action {
 	a.Delay = d
@@ -61,6 +69,11 @@ func (a Action) After(d time.Duration) Action {
 // calls the rules of a schedule one request at a time, in arrival order, so
 // a rule may keep state.
 type Rule func(r *Request) (Action, bool)
+
+// Always applies a to every request.
+func Always(a Action) Rule {
+	return func(*Request) (Action, bool) { return a, true }
+}
 
 // Requests applies a to the requests numbered from to to (1-based, in
 // arrival order, inclusive).
