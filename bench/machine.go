@@ -4,6 +4,7 @@ import (
 	"debug/buildinfo"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ func versions(agentBin, receiver string) []nameValue {
 		return info.GoVersion
 	}
 	vs := []nameValue{
-		{"kube-state-push", strings.TrimPrefix(firstLine(agentBin, "--version"), "kube-state-push ") + " (" + goOf(agentBin) + ")"},
+		{"kube-state-push", releaseOrTree(strings.TrimPrefix(firstLine(agentBin, "--version"), "kube-state-push ")) + " (" + goOf(agentBin) + ")"},
 		{"kube-state-metrics", moduleVersion(tool("kube-state-metrics"), "k8s.io/kube-state-metrics/v2")},
 		{"Prometheus 3 (Go module)", moduleVersion(tool("prometheus"), "github.com/prometheus/prometheus")},
 		{"kube-apiserver", strings.TrimPrefix(firstLine(tool("kube-apiserver"), "--version"), "Kubernetes ")},
@@ -125,3 +126,15 @@ func versions(agentBin, receiver string) []nameValue {
 	}
 	return append(vs, nameValue{"harness", runtime.Version()})
 }
+
+// releaseOrTree returns a release version as it is; anything else (a
+// commit, a dirty tree) is named for what it is, so that no commit hash
+// lands in the docs.
+func releaseOrTree(v string) string {
+	if releaseVersion.MatchString(v) {
+		return v
+	}
+	return "this checkout"
+}
+
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)

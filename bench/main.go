@@ -175,7 +175,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	rep := &report{
-		date: time.Now(), command: commandLine(), machine: readMachine(), versions: versions(o.agentBin, o.receiver),
+		command: commandLine(), machine: readMachine(), versions: versions(o.agentBin, o.receiver),
 		receiver: o.receiver, interval: o.interval, window: o.window, churn: o.churn, spec: o.spec, diskBuffer: o.diskBuffer,
 	}
 

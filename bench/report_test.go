@@ -34,7 +34,7 @@ func sampleReport() *report {
 		lags: []time.Duration{8 * time.Second, 20 * time.Second}, lagMissing: 1,
 	}
 	return &report{
-		date: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), command: "go run ./bench -pods 100",
+		command:  "go run ./bench -pods 100",
 		machine:  machineInfo{cpus: 2, model: "Test CPU", memory: 4 << 30, kernel: "6.1", loadStart: "0.50", loadEnd: "1.50"},
 		versions: []nameValue{{"kube-state-push", "dev"}, {"harness", "go1.26.8"}},
 		receiver: "null", interval: 10 * time.Second, window: 100 * time.Second, churn: 10,
@@ -163,7 +163,7 @@ func TestRenderBothOrders(t *testing.T) {
 func TestRender(t *testing.T) {
 	out := sampleReport().render()
 	for _, want := range []string{
-		"## Run of 2026-11-30 12:00 UTC",
+		"## Latest run",
 		"Command: `go run ./bench -pods 100`",
 		"Machine: 2 × Test CPU, 4.0 GiB memory, Linux 6.1; 1-minute load average 0.50 before loading, 1.50 at the end.",
 		"Versions: kube-state-push dev; harness go1.26.8.",
