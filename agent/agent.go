@@ -95,8 +95,8 @@ type Agent struct {
 	snap     *snapshotter
 	ticker   *time.Ticker
 	nextTick atomic.Int64
-	// interval is snapshot_interval (a time.Duration), which the feeds
-	// read from their goroutines.
+	// interval is snapshot_interval (a time.Duration), which the endpoints
+	// read from their goroutines (pendingFrames).
 	interval atomic.Int64
 	// reloads hands loaded configurations to Run's loop; loopDone is
 	// closed when the loop has ended.

@@ -5,14 +5,18 @@
 // encode-ready series, kept by object UID; objects themselves are never
 // kept, not even by the reflector's own store of a streaming list
 // (watch-list), which the seriesMap's transformer renders into as the
-// objects arrive. A ticker snapshots all series maps with one timestamp per tick —
-// copying references out under each map's lock — and queues the samples,
-// plus a staleness marker for every series that ended, on every remote_write
-// endpoint (package queue).
+// objects arrive. A ticker snapshots all series maps with one timestamp per
+// tick, copying references out under each map's lock, into one frame
+// (queue.Frame): the series sets plus a staleness marker for every series
+// that ended. It offers that same frame to every remote_write endpoint
+// (queue.Endpoint.Offer), which never blocks; each endpoint buffers,
+// relabels and sends it on its own (package queue).
 //
-//	reflector ─► seriesMap ─(tick)─► snapshotter ─► queue.Endpoint ─► HTTP
+//	reflector ─► seriesMap ─(tick)─► snapshotter ─► frame ─Offer─► queue.Endpoint ─► HTTP
+//	                                                      └─Offer─► queue.Endpoint ─► HTTP
 //
 // The agent also serves its own metrics, /healthz and /readyz, and stops in
-// two phases: stop watching and take a final snapshot, then flush the queues
-// within shutdown_timeout, after which what is left is counted as dropped.
+// two phases: stop watching and take a final snapshot, then flush the
+// endpoints within shutdown_timeout, after which what is left is counted
+// as dropped (or stays in the disk buffer).
 package agent
