@@ -241,7 +241,7 @@ func labelledFrame(ts int64, n int) *Frame {
 // With backfill: newest_first and a disk buffer, once the receiver is back
 // the newest snapshot arrives ahead of the backlog, which follows in order,
 // every snapshot exactly once.
-func TestFeedNewestFirstDurable(t *testing.T) {
+func TestFeedNewestFirstDiskBuffer(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
 	var mu sync.Mutex
