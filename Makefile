@@ -39,7 +39,7 @@ test-e2e: tools ## End-to-end tests only.
 	$(GO) test -race -count=1 -parallel 4 -timeout 30m -v ./e2e
 
 fuzz-short: ## Each fuzz target for 10s: the config loader, the disk buffer's frame reader, every resource's renderer and the Remote-Write 1.0 encoder.
-	GO=$(GO) scripts/fuzz-short.sh ./config FuzzLoad ./queue/framelog FuzzFrameReader ./watch FuzzRenderers ./encode FuzzAppendWriteRequest
+	GO=$(GO) scripts/fuzz-short.sh ./config FuzzLoad ./queue/diskbuffer FuzzFrameReader ./watch FuzzRenderers ./encode FuzzAppendWriteRequest
 
 vet:
 	$(GO) vet $(PKGS)

@@ -28,10 +28,6 @@ import (
 // Version is the agent's version, set at build time.
 var Version = "dev"
 
-// Config is config.Config under the name endpoints.go still uses; it goes
-// once endpoints.go names config.Config itself.
-type Config = config.Config
-
 // Options are what an Agent needs beyond its configuration.
 type Options struct {
 	// Logger receives every log line.
@@ -102,8 +98,8 @@ type Agent struct {
 	snap     *snapshotter
 	ticker   *time.Ticker
 	nextTick atomic.Int64
-	// interval is snapshot_interval (a time.Duration), which the feeds
-	// read from their goroutines.
+	// interval is snapshot_interval (a time.Duration), which the endpoints
+	// read from their goroutines (pendingFrames).
 	interval atomic.Int64
 	// reloads hands loaded configurations to Run's loop; loopDone is
 	// closed when the loop has ended.

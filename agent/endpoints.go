@@ -5,65 +5,51 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/queue"
 )
 
-// The remote_write endpoints at run time: each a queue.Endpoint with its
-// feed (feed.go), started, stopped and swapped by reloads (reload.go).
+// The remote_write endpoints at run time: each a queue.Endpoint, started,
+// stopped and swapped by reloads (reload.go).
 
 // endpoint is one remote_write entry at run time.
 type endpoint struct {
 	// cfg is the entry it was built from.
 	cfg queue.Config
-	// q queues and sends.
+	// q takes the snapshots and sends them.
 	q *queue.Endpoint
-	// app is what the feed queues samples to: q, behind a relabeler when
-	// the entry has write_relabel_configs.
-	app appender
-	// feed takes the snapshots for q (feed.go).
-	feed *feed
 }
 
 // newEndpoint builds (but does not start) an endpoint sending md as the
 // families' metadata, and nothing before after is closed (nil: at once).
 func (a *Agent) newEndpoint(cfg queue.Config, md map[string]encode.Metadata, after <-chan struct{}) (*endpoint, error) {
-	q, err := queue.New(cfg, queue.Options{Logger: a.log, Metrics: a.queueMetrics, UserAgent: "kube-state-push/" + Version, Metadata: md, After: after})
+	q, err := queue.New(cfg, queue.Options{Logger: a.log, Metrics: a.queueMetrics, UserAgent: "kube-state-push/" + Version,
+		Metadata: md, After: after, FramesWaiting: a.pendingFrames})
 	if err != nil {
 		return nil, err
 	}
-	e := &endpoint{cfg: cfg, q: q, app: q}
-	if len(cfg.WriteRelabelConfigs) > 0 {
-		e.app = newRelabeler(q, cfg.WriteRelabelConfigs, a.log.With("endpoint", cfg.Name))
-	}
-	e.feed = newFeed(e.app, q, a.pendingFrames)
-	return e, nil
+	return &endpoint{cfg: cfg, q: q}, nil
 }
 
-// start starts the queue and its feed.
-func (e *endpoint) start() {
-	e.q.Start()
-	e.feed.start()
-}
+// start starts the endpoint.
+func (e *endpoint) start() { e.q.Start() }
 
-// stop hands the queue the snapshots still waiting for it, then stops it,
-// both within ctx: what is left then is dropped in memory, or stays in the
-// disk buffer.
-func (e *endpoint) stop(ctx context.Context) error {
-	e.feed.stop(ctx)
-	return e.q.Stop(ctx)
-}
+// stop sends the snapshots the endpoint holds, within ctx: what is left
+// then is dropped in memory, or stays in the disk buffer.
+func (e *endpoint) stop(ctx context.Context) error { return e.q.Stop(ctx) }
 
-// pendingBacklog is how much time of snapshots an endpoint's feed keeps
-// waiting while the endpoint cannot take them (its memory queue is full,
+// pendingBacklog is how much time of snapshots an endpoint keeps waiting
+// while its shards cannot take them (its memory queue is full,
 // or its disk is slow); past it the oldest snapshots are dropped whole, as
 // queue_full. An endpoint with a disk buffer takes snapshots as fast as its
 // disk writes them, so this holds only for an endpoint without one, for
 // which it bounds the memory a receiver outage costs.
 const pendingBacklog = 5 * time.Minute
 
-// pendingFrames is how many snapshots a feed keeps waiting: pendingBacklog
-// at the current snapshot_interval, at least 2.
+// pendingFrames is how many snapshots an endpoint keeps waiting
+// (queue.Options.FramesWaiting): pendingBacklog at the current
+// snapshot_interval, at least 2.
 func (a *Agent) pendingFrames() int {
 	return max(2, int(pendingBacklog/time.Duration(a.interval.Load())))
 }
@@ -100,7 +86,7 @@ func (a *Agent) restartHandedOver(handedOver map[string]*endpoint) {
 			a.log.Error("restarting an endpoint after a refused reload: it stays stopped", "endpoint", old.cfg.Name, "err", err)
 			continue
 		}
-		old.q, old.app, old.feed = e.q, e.app, e.feed
+		old.q = e.q
 		old.start()
 	}
 	if len(handedOver) > 0 {
@@ -123,7 +109,7 @@ func (a *Agent) endpointNamed(name string) *endpoint {
 // and lists the endpoints in cfg's order. replaced has a channel for each
 // URL whose running endpoints stop while a fresh one sends there: it is
 // closed once they have all stopped, and the fresh one sends only then.
-func (a *Agent) swapEndpoints(cfg *Config, fresh, handedOver map[string]*endpoint, replaced map[string]chan struct{}) {
+func (a *Agent) swapEndpoints(cfg *config.Config, fresh, handedOver map[string]*endpoint, replaced map[string]chan struct{}) {
 	stopping := map[string]*sync.WaitGroup{} // by URL, for replaced
 	for url := range replaced {
 		stopping[url] = &sync.WaitGroup{}

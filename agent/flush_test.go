@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -30,17 +29,18 @@ func (f *flushCounter) Flush() {
 	f.unflushed = 0
 }
 
-// Every tick ends with a flush on each endpoint, through the relabeler,
-// after its last sample; a held snapshot (a follower's) reaches none.
+// Every tick reaches each endpoint, which flushes after its last sample (the
+// relabeler passing the flush on is tested in queue); a held snapshot (a
+// follower's) reaches none.
 func TestSnapshotFlushesEndpoints(t *testing.T) {
-	plain, relabeled := &flushCounter{}, &flushCounter{}
+	plain, other := &flushCounter{}, &flushCounter{}
 	s := benchSnapshotter(t, 10, 2, plain)
-	s.sinks = append(s.sinks, syncSinks(newRelabeler(relabeled, nil, slog.New(slog.DiscardHandler)))...)
+	s.sinks = append(s.sinks, syncSinks(other)...)
 	for i := range 3 {
 		n := s.tick(time.UnixMilli(int64(1000 * (i + 1))))
 		require.Positive(t, n)
 	}
-	for name, f := range map[string]*flushCounter{"plain": plain, "relabeled": relabeled} {
+	for name, f := range map[string]*flushCounter{"plain": plain, "other": other} {
 		require.Equal(t, 3, f.flushes, name)
 		require.Positive(t, f.samples, name)
 		require.Zero(t, f.unflushed, "%s: samples after the last flush", name)

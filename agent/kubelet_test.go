@@ -106,27 +106,3 @@ func TestKubeletReload(t *testing.T) {
 	require.Contains(t, diffConfigs(load(base), load(base+"  concurrency: 3\n"), same).restartOnly, "kubelet")
 	require.Contains(t, diffConfigs(load(base), load("remote_write:\n  - url: http://receiver.example/api/v1/write\n"), same).restartOnly, "kubelet")
 }
-
-// TestExpanderKeepsSampleTimestamps: a set read from a kubelet carries its
-// samples' own times to the endpoint; a state set, and the staleness
-// markers, the snapshot's.
-func TestExpanderKeepsSampleTimestamps(t *testing.T) {
-	kub := kubeletSet("a", "b")
-	kub.Timestamps = []int64{1000, 1500}
-	var state encode.SeriesSet
-	var b encode.LabelsBuilder
-	b.Add(encode.MetricName, "kube_node_info")
-	b.AppendTo(&state, 1)
-	fr := encode.Frame{Timestamp: 9000,
-		Objects: []encode.Object{{Key: 1, Set: kub}, {Key: 2, Set: &state}},
-		Stale:   []encode.Stale{{Hash: 7, Labels: kub.Labels(0)}},
-	}
-	rec := &recorder{}
-	x := &expander{}
-	require.Equal(t, 4, x.push(t.Context(), rec, &fr, nil))
-	var got []int64
-	for _, it := range rec.items {
-		got = append(got, it.Timestamp)
-	}
-	require.Equal(t, []int64{1000, 1500, 9000, 9000}, got)
-}

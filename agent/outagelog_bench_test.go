@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/framelog"
+	"github.com/kube-state-push/kube-state-push/queue/diskbuffer"
 )
 
 // outageDay runs BenchmarkOutageLog for 24 simulated hours (2,880 ticks)
@@ -144,7 +144,7 @@ func (e *frameEncoder) flush() {
 
 // BenchmarkOutageLog is a receiver outage at 10k pods / 1k nodes: one
 // snapshot every 30 s, 10 pod updates a second, every frame appended to a
-// framelog (fsync per frame). It reports the bytes on disk for an hour
+// disk buffer (fsync per frame). It reports the bytes on disk for an hour
 // and for a day (simulated with -outagelog.day, else extrapolated from
 // the hour: each segment is a keyframe plus about as many bytes of
 // deltas), and the cost of replaying the hour's frames (Next, expanding
@@ -157,16 +157,16 @@ func BenchmarkOutageLog(b *testing.B) {
 	}
 	for b.Loop() {
 		c := newOutageCluster(b)
-		cfg := framelog.DefaultConfig
+		cfg := diskbuffer.DefaultConfig
 		cfg.Dir = b.TempDir()
-		l, err := framelog.Open(cfg)
+		l, err := diskbuffer.Open(cfg)
 		require.NoError(b, err)
 
 		start := time.Unix(1_700_000_000, 0)
 		var frames []*encode.Frame // the hour's, for the live encode
 		var appendTime time.Duration
 		var hourBytes, keyBytes int64
-		var hourStats framelog.Stats
+		var hourStats diskbuffer.Stats
 		samples := 0
 		for i := range ticks {
 			at := start.Add(time.Duration(i) * 30 * time.Second)
@@ -237,6 +237,6 @@ func BenchmarkOutageLog(b *testing.B) {
 		b.ReportMetric(ls, "live-ns/sample")
 		b.ReportMetric(rs/ls, "replay/live")
 		b.ReportMetric(float64(live.bytes)/120/(1<<20), "rw-MB/frame")
-		fmt.Fprintf(b.Output(), "segments %d, keyframes %d of %d frames, %s\n", st.Segments, st.Keyframes, ticks, framelog.SyncAlways)
+		fmt.Fprintf(b.Output(), "segments %d, keyframes %d of %d frames, %s\n", st.Segments, st.Keyframes, ticks, diskbuffer.SyncAlways)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/framelog"
+	"github.com/kube-state-push/kube-state-push/queue/diskbuffer"
 )
 
 // BenchmarkRestartKeyframe is what a restart with a disk buffer holds of
@@ -30,10 +30,10 @@ func BenchmarkRestartKeyframe(b *testing.B) {
 		n, _ := seriesBytes(sm)
 		live += n
 	}
-	cfg := framelog.DefaultConfig
+	cfg := diskbuffer.DefaultConfig
 	cfg.Dir = b.TempDir()
-	cfg.Sync = framelog.SyncNever
-	w, err := framelog.Open(cfg)
+	cfg.Sync = diskbuffer.SyncNever
+	w, err := diskbuffer.Open(cfg)
 	require.NoError(b, err)
 	require.NoError(b, w.Append(f))
 	require.NoError(b, w.Close())
@@ -43,7 +43,7 @@ func BenchmarkRestartKeyframe(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		base := ms.HeapAlloc
-		r, err := framelog.Open(cfg)
+		r, err := diskbuffer.Open(cfg)
 		require.NoError(b, err)
 		got, info, err := r.Next()
 		require.NoError(b, err)

@@ -1,31 +1,27 @@
 package agent
 
 import (
-	"context"
 	"time"
 
 	"github.com/kube-state-push/kube-state-push/queue"
 )
 
-// appender is what a feed hands samples to: a queue.Endpoint, or a
-// relabeler in front of one, which passes both calls on.
-type appender interface {
-	// Append queues items; it may block while the endpoint's queue is
-	// full, until ctx ends. It returns how many were queued.
-	Append(ctx context.Context, items []queue.Item) int
-	// Flush says the snapshot's last sample was appended, so that its last,
-	// partial batch is sent at once (queue.Endpoint.Flush).
-	Flush()
+// frameSink takes the snapshots' frames: a queue.Endpoint, or in tests a
+// recorder.
+type frameSink interface {
+	// Offer takes fr, holding it as long as it needs it; it never blocks
+	// on an endpoint.
+	Offer(fr *queue.Frame)
 }
 
 // snapshotter turns the series maps into one frame per tick, with one
-// timestamp, and offers it to every endpoint's feed (feed.go). It never
+// timestamp, and offers it to every endpoint (queue.Endpoint.Offer). It never
 // waits for an endpoint, and a frame allocates nothing per series: it
 // refers to the series maps' immutable sets, and frames are reused.
 type snapshotter struct {
 	// maps are the series maps, one per resource.
 	maps []*seriesMap
-	// sinks take every frame: one feed per endpoint.
+	// sinks take every frame: the endpoints.
 	sinks []frameSink
 	// hold is set while snapshots are not sent (a follower replica): maps
 	// then keep the series that ended for the first snapshot sent.
@@ -37,7 +33,7 @@ type snapshotter struct {
 	self *selfPush
 
 	// frames are reused between ticks.
-	frames framePool
+	frames queue.FramePool
 	// perResource adds up the maps of a resource (one per scope), reused
 	// between ticks.
 	perResource map[*resourceMetrics]*resourceTotals
@@ -58,7 +54,7 @@ const selfKey = 0
 func (s *snapshotter) tick(ts time.Time) int {
 	start := time.Now()
 	hold := s.held()
-	fr := s.frames.get()
+	fr := s.frames.Get()
 	fr.Timestamp = ts.UnixMilli()
 	if s.perResource == nil {
 		s.perResource = make(map[*resourceMetrics]*resourceTotals)
@@ -85,11 +81,11 @@ func (s *snapshotter) tick(ts time.Time) int {
 	if !hold {
 		total = fr.Samples()
 		for _, k := range s.sinks {
-			k.offer(fr)
+			k.Offer(fr)
 		}
 		s.metrics.produced.Add(float64(total))
 	}
-	fr.release()
+	fr.Release()
 	for rm, t := range s.perResource {
 		rm.series.Set(float64(t.series))
 		rm.synced.Set(boolGauge(!t.unsynced))

@@ -121,7 +121,7 @@ func (a *Agent) refresh() {
 	}
 	sinks := make([]frameSink, len(a.endpoints))
 	for i, e := range a.endpoints {
-		sinks[i] = e.feed
+		sinks[i] = e.q
 	}
 	a.snap.sinks = sinks
 }

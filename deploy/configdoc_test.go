@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kube-state-push/kube-state-push/agent"
+	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/customresource"
 )
 
@@ -53,7 +53,7 @@ func yamlKeys(t reflect.Type, into map[string]map[string]bool, seen map[reflect.
 func TestConfigKeysDocumented(t *testing.T) {
 	keys := map[string]map[string]bool{}
 	seen := map[reflect.Type]bool{}
-	yamlKeys(reflect.TypeFor[agent.Config](), keys, seen)
+	yamlKeys(reflect.TypeFor[config.Config](), keys, seen)
 	// custom_resource_state holds a document or a file's path; its keys are
 	// the document's.
 	yamlKeys(reflect.TypeFor[customresource.Document](), keys, seen)

@@ -26,7 +26,7 @@ const (
 	// replay before forwarding it.
 	replayHold = 400 * time.Millisecond
 	// replayAheadFrames is how many snapshots the agent's replayer keeps
-	// handed to the endpoint and not yet delivered (agent/feed.go
+	// handed to the endpoint and not yet delivered (queue/feed.go
 	// replayAhead): at most these are in flight at a kill.
 	replayAheadFrames = 2
 )

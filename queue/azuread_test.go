@@ -71,7 +71,7 @@ func TestAzureADOAuth(t *testing.T) {
 		}}
 		c.QueueConfig.MaxSamplesPerSend = 2
 	})
-	require.Equal(t, 4, e.Append(t.Context(), items(4, 1000)))
+	require.Equal(t, 4, e.appendItems(t.Context(), items(4, 1000)))
 	require.NoError(t, stop(t, e, 10*time.Second))
 	reqs := srv.requests(t)
 	require.Len(t, reqs, 2)
@@ -107,7 +107,7 @@ func TestAzureADWorkloadIdentity(t *testing.T) {
 		}}
 		c.QueueConfig.MaxSamplesPerSend = 2
 	})
-	require.Equal(t, 2, e.Append(t.Context(), items(2, 1000)))
+	require.Equal(t, 2, e.appendItems(t.Context(), items(2, 1000)))
 	require.NoError(t, stop(t, e, 10*time.Second))
 	reqs := srv.requests(t)
 	require.Len(t, reqs, 1)
@@ -137,7 +137,7 @@ func TestAzureADWrongSecret(t *testing.T) {
 		c.QueueConfig.MaxBackoff = 100 * time.Millisecond
 		c.QueueConfig.MaxSamplesPerSend = 2
 	})
-	require.Equal(t, 2, e.Append(t.Context(), items(2, 1000)))
+	require.Equal(t, 2, e.appendItems(t.Context(), items(2, 1000)))
 	require.Eventually(t, func() bool { return aad.refusedCount() >= 1 }, 10*time.Second, 10*time.Millisecond)
 	time.Sleep(300 * time.Millisecond) // a few retries
 	require.Error(t, stop(t, e, 200*time.Millisecond))

@@ -13,11 +13,11 @@ import (
 // with it (http.RoundTripper: "callers wanting to reuse the body for
 // subsequent requests must arrange to wait for the Close call"). So a
 // request body is never encoded into again until every reader of it is
-// closed: each request in flight has its own reqBody, and a lane takes the
+// closed: each request in flight has its own reqBody, and a shard takes the
 // buffers back from a small free list (bodyPool) only once released, so the
 // steady state allocates none.
 
-// maxFreeBodies is how many released bodies a lane keeps: one in the steady
+// maxFreeBodies is how many released bodies a shard keeps: one in the steady
 // state, a second while an early answer's body is still being read.
 const maxFreeBodies = 2
 
@@ -73,9 +73,9 @@ func (r *bodyReader) Close() error {
 	return nil
 }
 
-// bodyPool is a lane's free list of request bodies. A body is taken by the
-// lane's goroutine and given back by whichever goroutine releases it last
-// (the lane's, or the transport's when it closes a body late).
+// bodyPool is a shard's free list of request bodies. A body is taken by the
+// shard's goroutine and given back by whichever goroutine releases it last
+// (the shard's, or the transport's when it closes a body late).
 type bodyPool struct {
 	// mu guards free.
 	mu sync.Mutex

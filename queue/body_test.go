@@ -59,7 +59,7 @@ func (a *earlyAnswer) count() int {
 }
 
 // A body the transport still reads after an early answer is never encoded
-// into again: not by the halves of a 413 split, nor by the lane's next
+// into again: not by the halves of a 413 split, nor by the shard's next
 // batch. (With the race detector, a reuse is also a data race.)
 func TestBodyNotReusedWhileRead(t *testing.T) {
 	rt := &earlyAnswer{held: make(chan io.ReadCloser, 1)}
@@ -69,14 +69,14 @@ func TestBodyNotReusedWhileRead(t *testing.T) {
 	require.NoError(t, err)
 
 	first := items(4, 1_700_000_000_000)
-	require.Equal(t, 4, e.Append(t.Context(), first))
-	e.Flush()
+	require.Equal(t, 4, e.appendItems(t.Context(), first))
+	e.flush()
 	require.Eventually(t, func() bool { return rt.count() == 3 }, 5*time.Second, time.Millisecond, "413, then both halves")
 	// The same series and sizes again: a reused body would be overwritten
 	// in place.
 	second := items(4, 1_700_000_001_000)
-	require.Equal(t, 4, e.Append(t.Context(), second))
-	e.Flush()
+	require.Equal(t, 4, e.appendItems(t.Context(), second))
+	e.flush()
 	require.Eventually(t, func() bool { return rt.count() == 4 }, 5*time.Second, time.Millisecond)
 
 	held := <-rt.held
@@ -129,7 +129,7 @@ func TestBodyPool(t *testing.T) {
 	require.Len(t, p.free, maxFreeBodies)
 }
 
-// A lane that sends batch after batch allocates no new body.
+// A shard that sends batch after batch allocates no new body.
 func TestBodySteadyState(t *testing.T) {
 	var p bodyPool
 	first := p.get()

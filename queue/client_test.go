@@ -142,7 +142,7 @@ func TestStatusCodes(t *testing.T) {
 			srv := newTestServer(t, answers(tt.answers...))
 			e, m := newTestEndpoint(t, srv.URL, func(c *Config) { c.QueueConfig.RetryOnHTTP429 = tt.retry429 })
 			in := items(3, 1700000000000)
-			require.Equal(t, 3, e.Append(t.Context(), in))
+			require.Equal(t, 3, e.appendItems(t.Context(), in))
 			require.NoError(t, stop(t, e, 10*time.Second))
 
 			reqs := srv.requests(t)
@@ -192,7 +192,7 @@ func TestConnectionRefusedThenSuccess(t *testing.T) {
 		c.QueueConfig.BatchSendDeadline = time.Millisecond
 	})
 	in := items(3, 1)
-	require.Equal(t, 3, e.Append(t.Context(), in))
+	require.Equal(t, 3, e.appendItems(t.Context(), in))
 	require.Eventually(t, func() bool { return counter(t, m.samplesFailed) >= 3 }, 5*time.Second, time.Millisecond,
 		"a refused connection is a recoverable error")
 

@@ -127,7 +127,7 @@ func (m *MetadataConfig) UnmarshalYAML(unmarshal func(any) error) error {
 // QueueConfig tunes an endpoint's shards, batches and retries. The names are
 // Prometheus' own, and so are the defaults but for two (DefaultQueueConfig).
 type QueueConfig struct {
-	// Capacity is how many samples each shard buffers before Append blocks.
+	// Capacity is how many samples each shard buffers before the feed waits for room.
 	Capacity int `yaml:"capacity,omitempty"`
 	// MinShards is the number of shards at start.
 	MinShards int `yaml:"min_shards,omitempty"`
@@ -149,8 +149,8 @@ type QueueConfig struct {
 	// MaxRetryDuration bounds the time spent retrying one request after a
 	// recoverable error (network, 5xx, retried 429); then its samples are
 	// dropped as retries_ended (with a disk buffer: kept and tried again).
-	// 0, the default, retries until Stop, as Prometheus does: a memory lane
-	// then blocks Append once full rather than drop what it holds. Not a
+	// 0, the default, retries until Stop, as Prometheus does: a memory-only shard
+	// then holds back the feed once full rather than drop what it holds. Not a
 	// Prometheus key.
 	MaxRetryDuration time.Duration `yaml:"max_retry_duration"`
 	// SampleAgeLimit drops samples older than it (by their timestamp)

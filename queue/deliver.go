@@ -35,17 +35,17 @@ type delivery struct {
 }
 
 // sendBatch drops the samples of batch past sample_age_limit (too_old),
-// encodes the rest with the lane's encoder into a body of the lane's free
+// encodes the rest with the shard's encoder into a body of the shard's free
 // list (body.go), sends it, and accounts for every sample of it once. It
 // returns what is left of batch once the old samples are dropped: what a
-// disk lane tries again after an outcome other than delivered, so that no
+// disk-buffered shard tries again after an outcome other than delivered, so that no
 // sample is counted as too_old twice. batch itself is never written to.
 //
 // stored, when not nil, is batch already encoded as a compressed 1.0
 // request (a disk buffer record holds one, never written again): it is sent
 // as it is while the endpoint speaks 1.0 and no sample was dropped, instead
 // of being encoded again.
-func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, d delivery, stored []byte) (outcome, []encode.Sample) {
+func (e *Endpoint) sendBatch(l *shard, batch []encode.Sample, d delivery, stored []byte) (outcome, []encode.Sample) {
 	start := time.Now()
 	if fresh := e.dropTooOld(batch, start); len(fresh) < len(batch) {
 		batch, stored = fresh, nil
@@ -66,8 +66,8 @@ func (e *Endpoint) sendBatch(l *lane, batch []encode.Sample, d delivery, stored 
 	return o, batch
 }
 
-// encoder returns the lane's encoder for the endpoint's protocol now.
-func (e *Endpoint) encoder(s *lane) encode.RequestEncoder {
+// encoder returns the shard's encoder for the endpoint's protocol now.
+func (e *Endpoint) encoder(s *shard) encode.RequestEncoder {
 	if !e.v2.Load() {
 		return &s.v1
 	}
@@ -81,7 +81,7 @@ func (e *Endpoint) encoder(s *lane) encode.RequestEncoder {
 // free list and delivers it. The body goes back to the list once the
 // answer is in and the transport has closed every reader of it, so that
 // no request is ever encoded into a body still being sent (body.go).
-func (e *Endpoint) encodeAndDeliver(l *lane, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
+func (e *Endpoint) encodeAndDeliver(l *shard, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
 	body := l.bodies.get()
 	body.buf = enc.Encode(body.buf, batch)
 	defer body.release()
@@ -125,7 +125,7 @@ func protocolVersion(v2 bool) float64 {
 // one cut off at the stop deadline is not counted: both stay in the disk
 // buffer. A 413 split stops at the first half that is not delivered, so
 // that the second half is never sent before it.
-func (e *Endpoint) deliver(l *lane, batch []encode.Sample, body *reqBody, enc encode.RequestEncoder, d delivery) outcome {
+func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc encode.RequestEncoder, d delivery) outcome {
 	n := len(batch)
 	notAfter := e.ageDeadline(batch)
 	w, err := e.sender.sendBody(e.sendCtx, body, n, enc.ContentType(), enc.Version(), notAfter)
@@ -181,8 +181,8 @@ func (e *Endpoint) deliver(l *lane, batch []encode.Sample, body *reqBody, enc en
 	switch {
 	case errors.As(err, &rerr) && !notAfter.IsZero() && !time.Now().Before(notAfter):
 		// The retries ended because the oldest sample passed
-		// sample_age_limit. A disk lane tries the batch again after a
-		// pause, dropping what is too old then; a memory lane at once.
+		// sample_age_limit. A disk-buffered shard tries the batch again after a
+		// pause, dropping what is too old then; a memory-only shard at once.
 		if d.keep {
 			return kept
 		}

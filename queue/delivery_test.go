@@ -99,7 +99,7 @@ func TestDelivery(t *testing.T) {
 			})
 			in := items(tt.n, 1700000000000)
 			start := time.Now()
-			require.Equal(t, tt.n, e.Append(t.Context(), in))
+			require.Equal(t, tt.n, e.appendItems(t.Context(), in))
 			require.NoError(t, stop(t, e, 10*time.Second))
 			require.Less(t, time.Since(start), 3*time.Second, "retries are bounded")
 
@@ -148,7 +148,7 @@ func TestDelivery(t *testing.T) {
 func TestSplitDroppedMetrics(t *testing.T) {
 	srv := newTestServer(t, answers(status(413)))
 	e, m := newTestEndpoint(t, srv.URL, nil)
-	require.Equal(t, 4, e.Append(t.Context(), items(4, 1)))
+	require.Equal(t, 4, e.appendItems(t.Context(), items(4, 1)))
 	require.NoError(t, stop(t, e, 10*time.Second))
 	require.Len(t, srv.requests(t), 2*4-1)
 
@@ -226,15 +226,15 @@ func splitOrder(batch []string) [][]string {
 	return out
 }
 
-// With max_retry_duration at its default, 0, a memory lane retries a
+// With max_retry_duration at its default, 0, a memory-only shard retries a
 // recoverable error until Stop, as Prometheus does: nothing is dropped as
 // retries_ended, and what the stop deadline cuts off is counted as shutdown.
 func TestRetriesUntilStopByDefault(t *testing.T) {
 	srv := newTestServer(t, answers(status(503)))
 	e, m := newTestEndpoint(t, srv.URL, nil)
 	require.Zero(t, e.cfg.QueueConfig.MaxRetryDuration)
-	require.Equal(t, 3, e.Append(t.Context(), items(3, 1700000000000)))
-	e.Flush()
+	require.Equal(t, 3, e.appendItems(t.Context(), items(3, 1700000000000)))
+	e.flush()
 	srv.waitRequests(t, 20) // backoff 1ms..10ms: well past any short limit
 	require.Zero(t, counter(t, m.samplesDropped, ReasonRetriesDone), "still retrying")
 	require.Error(t, stop(t, e, 50*time.Millisecond))

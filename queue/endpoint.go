@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kube-state-push/kube-state-push/encode"
-	"github.com/kube-state-push/kube-state-push/queue/framelog"
+	"github.com/kube-state-push/kube-state-push/queue/diskbuffer"
 )
 
 // Options are what an Endpoint needs beyond its Config.
@@ -28,13 +28,22 @@ type Options struct {
 	Metadata map[string]encode.Metadata
 	// DiskFS is the disk buffer's filesystem; nil is the operating
 	// system's. For tests that make the disk fail.
-	DiskFS framelog.FS
+	DiskFS diskbuffer.FS
 	// After, when not nil, holds back sending until it is closed: the
 	// endpoint takes over from another on the same receiver, which must
 	// have sent what it holds first, so that each series stays in order.
 	// Samples queue meanwhile.
 	After <-chan struct{}
+	// FramesWaiting returns how many offered frames may wait for the
+	// shards before the oldest is dropped; read at every Offer, as
+	// snapshot_interval may change on a reload. Nil is
+	// defaultFramesWaiting.
+	FramesWaiting func() int
 }
+
+// defaultFramesWaiting is how many frames may wait without
+// Options.FramesWaiting.
+const defaultFramesWaiting = 10
 
 // Item is one sample to send, with the hash of its labels that picks its
 // shard.
@@ -44,10 +53,10 @@ type Item struct {
 	Hash uint64
 }
 
-// Endpoint delivers samples to one remote_write URL through shards whose
-// number follows the load (lanes.go, reshard.go). With disk_buffer, whole
-// snapshots are kept in a frame log on disk until the shards have
-// delivered them (durable.go). Delivery of a batch is in deliver.go, the
+// Endpoint delivers the frames offered to it to one remote_write URL: its
+// feed (feed.go) hands their samples to shards whose number follows the
+// load (shards.go, reshard.go). With disk_buffer, whole frames are kept in
+// the disk buffer until the shards have delivered them (diskbuffer.go). Delivery of a batch is in deliver.go, the
 // logging of drops in droplog.go.
 type Endpoint struct {
 	// cfg is the endpoint's validated configuration.
@@ -60,16 +69,18 @@ type Endpoint struct {
 	sender *sender
 	// disk is the disk buffer; nil keeps batches in memory.
 	disk *diskState
+	// feed takes the offered frames to the shards (feed.go).
+	feed *feed
 
-	// cur is the generation Append queues to. Only the producer (Append,
+	// cur is the generation appendItems queues to. Only the feed (appendItems,
 	// and New and Start before it) uses it.
 	cur *generation
 	// mu guards gens.
 	mu sync.Mutex
-	// gens are the generations whose lanes may still run, oldest first;
+	// gens are the generations whose shards may still run, oldest first;
 	// the last is cur.
 	gens []*generation
-	// shardCount is the number of lanes of cur, for the resharding loop.
+	// shardCount is the number of shards of cur, for the resharding loop.
 	shardCount atomic.Int64
 	// want is the shard count the resharding loop asks for; 0 for no
 	// change.
@@ -83,8 +94,8 @@ type Endpoint struct {
 	// ended.
 	reshardStop, reshardDone chan struct{}
 
-	// staging holds one scratch list per lane for Append with more than
-	// one lane, reused between calls; only the single producer touches it.
+	// staging holds one scratch list per shard for appendItems with more than
+	// one shard, reused between calls; only the feed touches it.
 	staging [][]Item
 	// drops rate-limits the log lines about dropped batches; keeps those
 	// about batches kept in the disk buffer after their retries ended.
@@ -151,9 +162,22 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 			return nil, fmt.Errorf("endpoint %q: disk_buffer %s: %w", cfg.Name, cfg.DiskBuffer.Directory, err)
 		}
 	}
+	var app appender = e
+	if len(cfg.WriteRelabelConfigs) > 0 {
+		app = newRelabeler(e, cfg.WriteRelabelConfigs, e.log)
+	}
+	waiting := o.FramesWaiting
+	if waiting == nil {
+		waiting = func() int { return defaultFramesWaiting }
+	}
+	e.feed = newFeed(app, e.countDropped, waiting)
+	e.feed.newestFirst = cfg.Backfill == BackfillNewestFirst
+	if e.disk != nil {
+		e.feed.disk = e
+	}
 	e.gens = []*generation{e.newGeneration(cfg.QueueConfig.MinShards, o.After)}
 	e.cur = e.gens[len(e.gens)-1]
-	n := len(e.cur.lanes)
+	n := len(e.cur.shards)
 	e.shardCount.Store(int64(n))
 	m.shards.Set(float64(n))
 	return e, nil
@@ -175,9 +199,17 @@ func (e *Endpoint) SetMetadata(md map[string]encode.Metadata) {
 // Name is the endpoint's configured name.
 func (e *Endpoint) Name() string { return e.cfg.Name }
 
-// Start starts the shards and the resharding loop. Requests run until
-// Stop.
+// Start starts the feed, the shards and the resharding loop. Requests run
+// until Stop.
 func (e *Endpoint) Start() {
+	e.startShards()
+	e.feed.start()
+}
+
+// startShards starts all of the endpoint but its feed: the shards, the
+// resharding and the metadata loops. Tests that hand the shards samples,
+// or drive the disk buffer, themselves start only these.
+func (e *Endpoint) startShards() {
 	e.sendCtx, e.cancelSend = context.WithCancel(context.Background())
 	for _, g := range e.gens {
 		e.startGeneration(g)
@@ -186,12 +218,18 @@ func (e *Endpoint) Start() {
 	go e.runMetadata()
 }
 
-// Append queues items, each on the shard its hash picks, in order. It
+// Offer hands the endpoint a frame, which it holds until it has sent it,
+// written it to its disk buffer, or dropped it; the caller may release its
+// own hold at once. Offer never blocks: when too many frames wait, the
+// oldest is dropped whole and counted as queue_full. Call it from one
+// goroutine, between Start and Stop.
+func (e *Endpoint) Offer(fr *Frame) { e.feed.offer(fr) }
+
+// appendItems queues items, each on the shard its hash picks, in order. It
 // blocks while a shard is full, until ctx ends, and returns the number of
-// items queued. Append must be called by one goroutine at a time, and not
-// after Stop. With a disk buffer, the items come from a frame NextFrame
-// returned (see Durable).
-func (e *Endpoint) Append(ctx context.Context, items []Item) int {
+// items queued. Only the feed's goroutine calls it (with a disk buffer,
+// the replayer), and not after Stop.
+func (e *Endpoint) appendItems(ctx context.Context, items []Item) int {
 	e.maybeReshard()
 	g := e.cur
 	newest := int64(math.MinInt64)
@@ -199,12 +237,12 @@ func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 		newest = max(newest, items[i].Timestamp)
 	}
 	queued := 0
-	if len(g.lanes) == 1 {
-		// One lane takes them all as they are, with no staging copy.
-		queued = e.appendLane(ctx, g.lanes[0], items)
+	if len(g.shards) == 1 {
+		// One shard takes them all as they are, with no staging copy.
+		queued = e.appendShard(ctx, g.shards[0], items)
 	} else {
-		n := uint64(len(g.lanes))
-		for len(e.staging) < len(g.lanes) {
+		n := uint64(len(g.shards))
+		for len(e.staging) < len(g.shards) {
 			e.staging = append(e.staging, nil)
 		}
 		staging := e.staging[:n]
@@ -215,11 +253,11 @@ func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 			k := items[i].Hash % n
 			staging[k] = append(staging[k], items[i])
 		}
-		for i, l := range g.lanes {
+		for i, l := range g.shards {
 			if len(staging[i]) == 0 {
 				continue
 			}
-			queued += e.appendLane(ctx, l, staging[i])
+			queued += e.appendShard(ctx, l, staging[i])
 			clear(staging[i]) // drop label references for the GC
 		}
 	}
@@ -230,42 +268,44 @@ func (e *Endpoint) Append(ctx context.Context, items []Item) int {
 	return queued
 }
 
-// appendLane pushes items onto one lane's ring and counts them; it returns
+// appendShard pushes items onto one shard's ring and counts them; it returns
 // how many it pushed.
-func (e *Endpoint) appendLane(ctx context.Context, l *lane, items []Item) int {
+func (e *Endpoint) appendShard(ctx context.Context, l *shard, items []Item) int {
 	k := l.ring.push(ctx, items)
 	l.appended.Add(int64(k))
 	if e.disk == nil {
 		// With a disk buffer queue_length counts the frames not yet
-		// acknowledged instead (durable.go).
+		// acknowledged instead (diskbuffer.go).
 		e.metrics.queueLength.Add(float64(k))
 	}
 	return k
 }
 
-// Flush tells the endpoint that the producer has handed over a whole
-// snapshot: the lanes send their last, partial batch now rather than after
+// flush tells the shards that the feed has handed over a whole frame: they
+// send their last, partial batch now rather than after
 // batch_send_deadline, so a snapshot arrives complete one send after it was
-// taken. Flush never blocks; like Append, it is called by the producer's
-// goroutine.
-func (e *Endpoint) Flush() {
-	for _, l := range e.cur.lanes {
+// taken. flush never blocks; like appendItems, it is called by the feed.
+func (e *Endpoint) flush() {
+	for _, l := range e.cur.shards {
 		signal(l.kick)
 	}
 }
 
-// Stop flushes what is queued and waits for it to be sent until ctx ends;
-// then it cancels the requests in flight. In memory, what was left is
-// counted as dropped and Stop returns an error; with a disk buffer it stays
+// Stop takes no more frames, hands the shards those waiting (with a disk
+// buffer: writes them, and replays the buffer), flushes what is queued and
+// waits for it to be sent, all until ctx ends; then it cancels the
+// requests in flight. In memory, what was left is counted as dropped, and
+// what the shards held makes Stop's error; with a disk buffer it stays
 // there for the next start.
 func (e *Endpoint) Stop(ctx context.Context) error {
+	e.feed.stop(ctx)
 	close(e.metaStop)
 	defer func() { <-e.metaDone }() // after cancelSend, which ends its request
 	close(e.reshardStop)
 	<-e.reshardDone
 	gens := e.liveGenerations()
 	for _, g := range gens {
-		for _, l := range g.lanes {
+		for _, l := range g.shards {
 			l.flushNow()
 		}
 	}
@@ -286,7 +326,7 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 	// Deadline passed: stop taking new samples, end requests in flight.
 	left := 0
 	for _, g := range gens {
-		for _, l := range g.lanes {
+		for _, l := range g.shards {
 			left += l.ring.close()
 		}
 	}

@@ -166,7 +166,7 @@ func buildTestEndpoint(t *testing.T, url string, change func(*Config), beforeSta
 	if beforeStart != nil {
 		beforeStart(e)
 	}
-	e.Start()
+	e.startShards()
 	return e, m, nil
 }
 
@@ -254,7 +254,7 @@ func TestShardsKeepSeriesOrder(t *testing.T) {
 			batch[i] = item(fmt.Sprintf("s%d", s), float64(r), int64(r))
 			shardsUsed[batch[i].Hash%4] = true
 		}
-		require.Equal(t, series, e.Append(t.Context(), batch))
+		require.Equal(t, series, e.appendItems(t.Context(), batch))
 	}
 	require.NoError(t, stop(t, e, 10*time.Second))
 	require.Len(t, shardsUsed, 4, "the series spread over every shard")
@@ -289,7 +289,7 @@ func TestBatching(t *testing.T) {
 			c.QueueConfig.BatchSendDeadline = time.Hour // only full batches before Stop
 		})
 		in := items(23, 1000)
-		require.Equal(t, 23, e.Append(t.Context(), in))
+		require.Equal(t, 23, e.appendItems(t.Context(), in))
 		srv.waitRequests(t, 4)
 		require.NoError(t, stop(t, e, 10*time.Second))
 
@@ -311,7 +311,7 @@ func TestBatching(t *testing.T) {
 			c.QueueConfig.BatchSendDeadline = 10 * time.Millisecond
 		})
 		in := items(3, 1000)
-		require.Equal(t, 3, e.Append(t.Context(), in))
+		require.Equal(t, 3, e.appendItems(t.Context(), in))
 		srv.waitRequests(t, 1) // before Stop: the deadline sent it
 		reqs := srv.requests(t)
 		require.Len(t, reqs, 1)
@@ -339,7 +339,7 @@ func TestStop(t *testing.T) {
 			c.QueueConfig.MaxSamplesPerSend = 50
 			c.QueueConfig.BatchSendDeadline = time.Hour
 		})
-		require.Equal(t, 1000, e.Append(t.Context(), items(1000, 1)))
+		require.Equal(t, 1000, e.appendItems(t.Context(), items(1000, 1)))
 		require.NoError(t, stop(t, e, 10*time.Second))
 
 		n := 0
@@ -375,7 +375,7 @@ func TestStop(t *testing.T) {
 			c.QueueConfig.BatchSendDeadline = time.Hour
 		})
 		in := items(40, 1)
-		require.Equal(t, 40, e.Append(t.Context(), in))
+		require.Equal(t, 40, e.appendItems(t.Context(), in))
 		srv.waitRequests(t, 2) // one batch in flight per shard
 
 		err := stop(t, e, 50*time.Millisecond)
@@ -392,7 +392,7 @@ func TestStop(t *testing.T) {
 		e, m := newTestEndpoint(t, srv.URL, func(c *Config) {
 			c.QueueConfig.MaxSamplesPerSend = 5
 		})
-		require.Equal(t, 5, e.Append(t.Context(), items(5, 1)))
+		require.Equal(t, 5, e.appendItems(t.Context(), items(5, 1)))
 		srv.waitRequests(t, 1) // the whole queue is in flight
 
 		err := stop(t, e, 50*time.Millisecond)
@@ -408,8 +408,8 @@ func TestStop(t *testing.T) {
 			e, m := newTestEndpoint(t, srv.URL, func(c *Config) {
 				c.QueueConfig.BatchSendDeadline = time.Hour
 			})
-			require.Equal(t, 3, e.Append(t.Context(), items(3, 1)))
-			require.Eventually(t, func() bool { return e.cur.lanes[0].ring.len() == 0 }, 5*time.Second, time.Millisecond)
+			require.Equal(t, 3, e.appendItems(t.Context(), items(3, 1)))
+			require.Eventually(t, func() bool { return e.cur.shards[0].ring.len() == 0 }, 5*time.Second, time.Millisecond)
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
 			require.Error(t, e.Stop(ctx))
@@ -425,14 +425,14 @@ func TestStop(t *testing.T) {
 			c.QueueConfig.Capacity = 5
 		})
 		queued := make(chan int)
-		go func() { queued <- e.Append(context.Background(), items(30, 1)) }()
+		go func() { queued <- e.appendItems(context.Background(), items(30, 1)) }()
 		srv.waitRequests(t, 1) // 5 in flight, 5 queued, Append blocked
 
 		require.Error(t, stop(t, e, 50*time.Millisecond))
 		n := <-queued
 		require.Less(t, n, 30)
 		require.Equal(t, float64(n), counter(t, m.samplesDropped, ReasonShutdown))
-		require.Equal(t, 0, e.Append(context.Background(), items(1, 2)), "closed")
+		require.Equal(t, 0, e.appendItems(context.Background(), items(1, 2)), "closed")
 	})
 
 	t.Run("Append gives up when its context ends", func(t *testing.T) {
@@ -443,9 +443,9 @@ func TestStop(t *testing.T) {
 		})
 		ctx, cancel := context.WithCancel(t.Context())
 		queued := make(chan int)
-		go func() { queued <- e.Append(ctx, items(30, 1)) }()
+		go func() { queued <- e.appendItems(ctx, items(30, 1)) }()
 		srv.waitRequests(t, 1)
-		require.Eventually(t, func() bool { return e.cur.lanes[0].ring.len() == 5 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return e.cur.shards[0].ring.len() == 5 }, 5*time.Second, time.Millisecond)
 		cancel()
 		require.Equal(t, 10, <-queued, "5 in flight and 5 queued")
 		require.Error(t, stop(t, e, 50*time.Millisecond))
@@ -466,8 +466,8 @@ func TestMetricsForget(t *testing.T) {
 		require.NoError(t, cfg.Validate())
 		e, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), Metrics: m, UserAgent: testUserAgent})
 		require.NoError(t, err)
-		e.Start()
-		require.Equal(t, 2, e.Append(t.Context(), items(2, 1700000000000)))
+		e.startShards()
+		require.Equal(t, 2, e.appendItems(t.Context(), items(2, 1700000000000)))
 		require.NoError(t, stop(t, e, 5*time.Second))
 	}
 	count := func(endpoint string) int {

@@ -59,8 +59,8 @@ func failedLogRun(t *testing.T, proto string, on bool, respond func(i, samples i
 		Metadata: map[string]encode.Metadata{"test_metric": {Type: encode.TypeGauge, Help: "A test metric."}},
 	})
 	require.NoError(t, err)
-	e.Start()
-	e.Append(t.Context(), items(2, 1000))
+	e.startShards()
+	e.appendItems(t.Context(), items(2, 1000))
 	require.NoError(t, stop(t, e, 5*time.Second))
 	return buf.lines()
 }

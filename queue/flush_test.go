@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Flush sends a memory lane's partial batch without waiting out
+// Flush sends a memory-only shard's partial batch without waiting out
 // batch_send_deadline; without it the batch waits.
 func TestFlushSendsPartialBatch(t *testing.T) {
 	srv := newTestServer(t, nil)
@@ -18,13 +18,13 @@ func TestFlushSendsPartialBatch(t *testing.T) {
 		c.QueueConfig.MinShards, c.QueueConfig.MaxShards = 2, 2
 		c.MetadataConfig.Send = false
 	})
-	e.Append(t.Context(), items(10, 1000))
+	e.appendItems(t.Context(), items(10, 1000))
 	select {
 	case <-srv.arrived:
 		t.Fatal("a partial batch was sent before Flush, with an hour's batch_send_deadline")
 	case <-time.After(100 * time.Millisecond):
 	}
-	e.Flush()
+	e.flush()
 	srv.waitRequests(t, 2) // one per shard: 10 series hash onto both
 	got := 0
 	for _, r := range srv.requests(t) {

@@ -184,7 +184,7 @@ func TestGoogleIAM(t *testing.T) {
 		c.GoogleIAMConfig = &GoogleIAMConfig{CredentialsFile: creds}
 		c.QueueConfig.MaxSamplesPerSend = 2
 	})
-	require.Equal(t, 4, e.Append(t.Context(), items(4, 1000)))
+	require.Equal(t, 4, e.appendItems(t.Context(), items(4, 1000)))
 	require.NoError(t, stop(t, e, 10*time.Second))
 	reqs := srv.requests(t)
 	require.Len(t, reqs, 2)
@@ -237,7 +237,7 @@ func TestGoogleIAMDefaultCredentials(t *testing.T) {
 		c.GoogleIAMConfig = &GoogleIAMConfig{}
 		c.QueueConfig.MaxSamplesPerSend = 2
 	})
-	require.Equal(t, 2, e.Append(t.Context(), items(2, 1000)))
+	require.Equal(t, 2, e.appendItems(t.Context(), items(2, 1000)))
 	require.NoError(t, stop(t, e, 10*time.Second))
 	reqs := srv.requests(t)
 	require.Len(t, reqs, 1)

@@ -82,7 +82,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		requests:       counter("requests_total", "HTTP requests by status code (\"error\" for no response).", "endpoint", "code"),
 		queueLength: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: "queue_length",
-			Help: "Samples waiting in the endpoint's shard queues.",
+			Help: "Samples waiting to be sent: in the endpoint's shard rings, or with disk_buffer in its disk buffer.",
 		}, []string{"endpoint"}),
 		shards: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: "shards",

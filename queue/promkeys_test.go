@@ -56,7 +56,7 @@ convert_nhcb_to_classic: true
 		e, _ := newTestEndpoint(t, srv.URL, func(c *Config) {
 			c.SendExemplars, c.SendNativeHistograms, c.ConvertNHCBToClassic = on, on, on
 		})
-		require.Equal(t, 2, e.Append(t.Context(), items(2, 1000)))
+		require.Equal(t, 2, e.appendItems(t.Context(), items(2, 1000)))
 		require.NoError(t, stop(t, e, 10*time.Second))
 		reqs := srv.requests(t)
 		require.Len(t, reqs, 1)

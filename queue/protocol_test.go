@@ -137,7 +137,7 @@ func newProtoEndpoint(t *testing.T, url, proto string, change func(*Config)) (*E
 		Metadata: map[string]encode.Metadata{"test_metric": {Type: encode.TypeGauge, Help: "A test metric."}},
 	})
 	require.NoError(t, err)
-	e.Start()
+	e.startShards()
 	return e, m
 }
 
@@ -150,7 +150,7 @@ func answerWritten(w http.ResponseWriter, n int) {
 func TestRemoteWrite2(t *testing.T) {
 	srv := newProtoServer(t, func(_, n int, w http.ResponseWriter) { answerWritten(w, n) })
 	e, m := newProtoEndpoint(t, srv.URL, ProtoV2, nil)
-	e.Append(t.Context(), items(3, 1000))
+	e.appendItems(t.Context(), items(3, 1000))
 	require.NoError(t, stop(t, e, 5*time.Second))
 
 	reqs := srv.requests(t)
@@ -187,9 +187,9 @@ func TestRemoteWrite2Fallback(t *testing.T) {
 				w.WriteHeader(http.StatusNoContent) // a 1.0 receiver
 			})
 			e, m := newProtoEndpoint(t, srv.URL, ProtoV2, func(c *Config) { c.MetadataConfig.Send = false })
-			e.Append(t.Context(), items(2, 1000))
+			e.appendItems(t.Context(), items(2, 1000))
 			require.Eventually(t, func() bool { return counter(t, m.samplesSent) == 2 }, 5*time.Second, 5*time.Millisecond)
-			e.Append(t.Context(), items(2, 2000))
+			e.appendItems(t.Context(), items(2, 2000))
 			require.NoError(t, stop(t, e, 5*time.Second))
 
 			reqs := srv.requests(t)
@@ -211,7 +211,7 @@ func TestRemoteWrite2Fallback(t *testing.T) {
 func TestRemoteWrite2NotWritten(t *testing.T) {
 	srv := newProtoServer(t, func(_, n int, w http.ResponseWriter) { answerWritten(w, n-1) })
 	e, m := newProtoEndpoint(t, srv.URL, ProtoV2, nil)
-	e.Append(t.Context(), items(5, 1000))
+	e.appendItems(t.Context(), items(5, 1000))
 	require.NoError(t, stop(t, e, 5*time.Second))
 	require.Equal(t, 5.0, counter(t, m.samplesSent))
 	require.Equal(t, 1.0, counter(t, m.notWritten))
@@ -234,7 +234,7 @@ func TestMetadataSchedule(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // five intervals with nothing sent
 	require.Zero(t, metadataRequests(), "no metadata before any sample was sent")
 
-	e.Append(t.Context(), items(1, 1000))
+	e.appendItems(t.Context(), items(1, 1000))
 	// Counted once answered, which is after the server recorded it.
 	require.Eventually(t, func() bool { return counter(t, m.metadataSent) == 1 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, stop(t, e, 5*time.Second))
@@ -269,7 +269,7 @@ func TestRemoteWrite2Accepted(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	})
 	e, m := newProtoEndpoint(t, srv.URL, ProtoV2, nil)
-	e.Append(t.Context(), items(4, 1000))
+	e.appendItems(t.Context(), items(4, 1000))
 	require.NoError(t, stop(t, e, 5*time.Second))
 	require.Equal(t, 4.0, counter(t, m.samplesSent))
 	require.Zero(t, counter(t, m.notWritten))
@@ -292,11 +292,11 @@ func TestSetMetadata(t *testing.T) {
 			}
 			return md
 		}
-		e.Append(t.Context(), items(1, 1000))
+		e.appendItems(t.Context(), items(1, 1000))
 		require.Eventually(t, func() bool { return len(lastMetadata()) == 1 }, 5*time.Second, 5*time.Millisecond)
 		require.Equal(t, "A test metric.", lastMetadata()[0].Help)
 		e.SetMetadata(newMD)
-		e.Append(t.Context(), items(1, 2000))
+		e.appendItems(t.Context(), items(1, 2000))
 		require.Eventually(t, func() bool {
 			md := lastMetadata()
 			return len(md) == 1 && md[0].Help == "Now a counter." && md[0].Type == prompb.MetricMetadata_COUNTER
@@ -306,11 +306,11 @@ func TestSetMetadata(t *testing.T) {
 	t.Run("2.0", func(t *testing.T) {
 		srv := newProtoServer(t, func(_, n int, w http.ResponseWriter) { answerWritten(w, n) })
 		e, _ := newProtoEndpoint(t, srv.URL, ProtoV2, nil)
-		e.Append(t.Context(), items(1, 1000))
-		e.Flush()
+		e.appendItems(t.Context(), items(1, 1000))
+		e.flush()
 		require.Eventually(t, func() bool { return len(srv.requests(t)) == 1 }, 5*time.Second, 5*time.Millisecond)
 		e.SetMetadata(newMD)
-		e.Append(t.Context(), items(1, 2000))
+		e.appendItems(t.Context(), items(1, 2000))
 		require.NoError(t, stop(t, e, 5*time.Second))
 		reqs := srv.requests(t)
 		require.Len(t, reqs, 2)

@@ -13,10 +13,10 @@ import (
 // counted as dropped (too_old), since the receiver would refuse it anyway
 // (a TSDB head takes samples about an hour behind its newest, see
 // ../shared/REFERENCE.md, "Receivers' acceptance window") or it would only
-// clutter a catch-up after an outage. Memory lanes apply it to every
+// clutter a catch-up after an outage. Memory-only shards apply it to every
 // batch and, while a batch is retried, once more when its oldest sample
 // passes the limit (the retries end then, and what is left is sent anew);
-// disk lanes to every batch they read and to every new try of a batch kept
+// disk-buffered shards to every batch they read and to every new try of a batch kept
 // after its retries ended.
 
 // tooOld reports whether a sample taken at ts (ms) is past limit at now.

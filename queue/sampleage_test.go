@@ -25,7 +25,7 @@ func TestSampleAgeLimitValidate(t *testing.T) {
 	require.EqualError(t, q.Validate(), "sample_age_limit: must not be negative (0 means off), not -1s")
 }
 
-// A memory lane sends the samples of a batch within sample_age_limit and
+// A memory-only shard sends the samples of a batch within sample_age_limit and
 // counts the others as too_old.
 func TestSampleAgeLimitMemory(t *testing.T) {
 	srv := newTestServer(t, nil)
@@ -39,7 +39,7 @@ func TestSampleAgeLimitMemory(t *testing.T) {
 		item("fresh", 2, now.UnixMilli()),
 		item("older", 3, now.Add(-3*time.Hour).UnixMilli()),
 	}
-	require.Equal(t, 3, e.Append(t.Context(), in))
+	require.Equal(t, 3, e.appendItems(t.Context(), in))
 	require.NoError(t, stop(t, e, 5*time.Second))
 	reqs := srv.requests(t)
 	require.Len(t, reqs, 1)
@@ -51,14 +51,14 @@ func TestSampleAgeLimitMemory(t *testing.T) {
 	// A batch all too old sends nothing.
 	srv2 := newTestServer(t, nil)
 	e, m = newTestEndpoint(t, srv2.URL, func(c *Config) { c.QueueConfig.SampleAgeLimit = time.Minute })
-	require.Equal(t, 4, e.Append(t.Context(), items(4, now.Add(-time.Hour).UnixMilli())))
+	require.Equal(t, 4, e.appendItems(t.Context(), items(4, now.Add(-time.Hour).UnixMilli())))
 	require.NoError(t, stop(t, e, 5*time.Second))
 	require.Empty(t, srv2.requests(t))
 	require.Equal(t, 4.0, counter(t, m.samplesDropped, ReasonTooOld))
 	require.Zero(t, gaugeOf(t, m, "queue_length"))
 }
 
-// While a memory lane retries a batch, a sample that passes
+// While a memory-only shard retries a batch, a sample that passes
 // sample_age_limit ends the retries: it is dropped as too_old and the rest
 // is sent on its own.
 func TestSampleAgeLimitEndsRetries(t *testing.T) {
@@ -79,8 +79,8 @@ func TestSampleAgeLimitEndsRetries(t *testing.T) {
 	}, nil)
 	old := now.Add(-1700 * time.Millisecond).UnixMilli() // too old 300ms from now
 	in := []Item{item("old", 1, old), item("fresh", 2, now.UnixMilli())}
-	require.Equal(t, 2, e.Append(t.Context(), in))
-	e.Flush()
+	require.Equal(t, 2, e.appendItems(t.Context(), in))
+	e.flush()
 	require.Eventually(t, func() bool { return counter(t, m.samplesSent) == 1 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, stop(t, e, 5*time.Second))
 
@@ -96,7 +96,7 @@ func TestSampleAgeLimitEndsRetries(t *testing.T) {
 	require.Zero(t, gaugeOf(t, m, "queue_length"))
 }
 
-// A disk lane drops what is too old when it reads a batch, and when it
+// A disk-buffered shard drops what is too old when it reads a batch, and when it
 // tries a kept batch again; every sample is counted once.
 func TestSampleAgeLimitDisk(t *testing.T) {
 	t.Run("too old on disk", func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestSampleAgeLimitDisk(t *testing.T) {
 		}))
 		now := time.Now()
 		in := append(items(3, now.Add(-2*time.Hour).UnixMilli()), item("fresh", 7, now.UnixMilli()))
-		require.Equal(t, 4, e.Append(t.Context(), in))
+		require.Equal(t, 4, e.appendItems(t.Context(), in))
 		require.Eventually(t, func() bool { return gaugeOf(t, m, "queue_length") == 0 }, 5*time.Second, time.Millisecond)
 		require.NoError(t, stop(t, e, 5*time.Second))
 		require.Equal(t, []gotSample{{series: "fresh", value: 7, ts: now.UnixMilli()}}, srv.got())
@@ -118,7 +118,7 @@ func TestSampleAgeLimitDisk(t *testing.T) {
 			c.QueueConfig.SampleAgeLimit = 300 * time.Millisecond
 		}))
 		require.Zero(t, e.cfg.QueueConfig.MaxRetryDuration, "retried until the age limit ends it")
-		require.Equal(t, 5, e.Append(t.Context(), items(5, time.Now().UnixMilli())))
+		require.Equal(t, 5, e.appendItems(t.Context(), items(5, time.Now().UnixMilli())))
 		require.Eventually(t, func() bool { return gaugeOf(t, m, "queue_length") == 0 }, 5*time.Second, time.Millisecond)
 		require.NoError(t, stop(t, e, 5*time.Second))
 		require.Greater(t, srv.count(), 1)

@@ -121,7 +121,7 @@ func isolateAWS(t *testing.T) {
 func sendTwo(t *testing.T, url string, change func(*Config)) *Metrics {
 	t.Helper()
 	e, m := newTestEndpoint(t, url, change)
-	require.Equal(t, 2, e.Append(t.Context(), items(2, 1000)))
+	require.Equal(t, 2, e.appendItems(t.Context(), items(2, 1000)))
 	require.NoError(t, stop(t, e, 10*time.Second))
 	return m
 }
