@@ -1,6 +1,6 @@
 // Command bench-e2e measures kube-state-push side by side with the pair it
 // replaces, kube-state-metrics scraped by Prometheus in agent mode, against
-// one real kube-apiserver loaded with a synthetic cluster (issue 7).
+// one real kube-apiserver loaded with a synthetic cluster.
 //
 // It starts etcd and kube-apiserver, creates the cluster (nodes, namespaces,
 // deployments with replica sets, services, config maps, secrets and pods in

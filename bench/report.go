@@ -128,7 +128,7 @@ func (rep *report) rowsOf(a, b *sideResult) []row {
 		}
 		return f(r)
 	}
-	// The targets are issue 14's: against the pair CPU ≤ 0.07 and peak RSS
+	// The targets: against the pair CPU ≤ 0.07 and peak RSS
 	// ≤ 0.1, against kube-state-metrics alone half of each (below).
 	cpuTarget, cpuMet := atMost(0.07, of(a, cpu), of(b, cpu), both)
 	add("CPU seconds in the window", func(r *sideResult) string { return fmt.Sprintf("%.1f s", r.cpuWindow) }, cpu, cpuTarget, cpuMet)

@@ -1,6 +1,6 @@
 // Package kubelet reads the kubelets' own endpoints (/metrics/cadvisor by
 // default; /metrics/resource and /metrics on request) for node and container
-// usage, the part of dashboard 13105 that object state cannot give (issue 12).
+// usage, the part of dashboard 13105 that object state cannot give.
 //
 // Data moves like this: the agent's node reflector tells a [Source] which
 // nodes exist (Upsert, Delete, Replace; with sharding only the nodes this

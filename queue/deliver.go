@@ -112,8 +112,8 @@ func protocolVersion(v2 bool) float64 {
 
 // deliver sends batch, encoded as body. A batch of more than one sample
 // answered 413 is split in half and each half delivered in turn, first half
-// first, so that every series keeps its order; no other pusher splits
-// (../shared/REFERENCE.md, "How the peers send"). A single sample still
+// first, so that every series keeps its order; Prometheus' queue manager
+// and vmagent do not split. A single sample still
 // answered 413 is dropped as too_large. A resent batch answered 400 or 409
 // is split the same way, down to the samples the receiver already holds.
 //

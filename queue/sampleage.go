@@ -12,7 +12,7 @@ import (
 // older than the limit when its batch is about to be sent is not sent but
 // counted as dropped (too_old), since the receiver would refuse it anyway
 // (a TSDB head takes samples about an hour behind its newest, see
-// ../shared/REFERENCE.md, "Receivers' acceptance window") or it would only
+// prometheus/tsdb/head_append.go) or it would only
 // clutter a catch-up after an outage. Memory-only shards apply it to every
 // batch and, while a batch is retried, once more when its oldest sample
 // passes the limit (the retries end then, and what is left is sent anew);

@@ -11,7 +11,7 @@ import (
 
 // The families of kube-state-metrics v1.9.8 that v2 renamed or dropped,
 // rendered only when the configuration's legacy_v1_families names them
-// (issue 15, part 2): saved dashboards and alerts (Grafana 13105 among them)
+//: saved dashboards and alerts (Grafana 13105 among them)
 // still query them. Names, HELP, TYPE, labels and values are v1.9.8's
 // (internal/store/*.go at tag v1.9.8); v1 had no stability
 // levels, so their HELP carries no prefix. v2's replacements carry the

@@ -2,7 +2,7 @@
 // behind cmd/kubemark --morph=kubelet: a fake CRI runtime, no cgroups) with a
 // synthetic cAdvisor, so that the kubelet's own HTTP handlers, and its own
 // cAdvisor Prometheus collector, serve /metrics/cadvisor for the pods bound
-// to the node. It exists for kube-state-push's end-to-end tests (issue 12):
+// to the node. It exists for kube-state-push's end-to-end tests:
 // the bytes the agent reads are written by the kubelet, not by us.
 //
 //	hollow-kubelet --kubeconfig K --name NODE --kubelet-port P --node-ip 127.0.0.1 \
