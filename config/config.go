@@ -319,7 +319,7 @@ func decodeError(name string, root *yaml.Node, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		if key, line, rerr := relabelError(root); rerr != nil {
-			return fmt.Errorf("%s:%d: %s: %v", name, line, key, rerr)
+			return fmt.Errorf("%s:%d: %s: %w", name, line, key, rerr)
 		}
 		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}

@@ -95,7 +95,7 @@ func TestAPIServerRestartRelists(t *testing.T) {
 		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			return nil
 		}
-		return fmt.Errorf("list at revision %s: %v", next, err)
+		return fmt.Errorf("list at revision %s: %w", next, err)
 	})
 	extra.Stop()
 	require.NoError(t, cp.RestartAPIServer(ctx))

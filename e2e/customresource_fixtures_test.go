@@ -191,7 +191,7 @@ func deleteCRD(t *testing.T, ctx context.Context, dc dynamic.Interface, name str
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there: %v", err)
+		return fmt.Errorf("still there: %w", err)
 	})
 }
 

@@ -166,7 +166,7 @@ func TestCustomResourceStateCompatibility(t *testing.T) {
 
 	// The agent's pull page holds kube-state-metrics' lines exactly, label
 	// order and HELP and TYPE included, in both formats.
-	pullURL := "http://" + o.agent.PullAddr().String()
+	pullURL := o.pullURL()
 	for _, accept := range []string{"", openMetricsAccept} {
 		h := map[string]string{}
 		if accept != "" {
@@ -174,7 +174,7 @@ func TestCustomResourceStateCompatibility(t *testing.T) {
 		}
 		ksmPage, err := testenv.ScrapeWith(ctx, ksm.URL+"/metrics", h)
 		require.NoError(t, err)
-		ours, err := testenv.ScrapeWith(ctx, pullURL+"/metrics?exclude_resources=namespaces", h)
+		ours, err := testenv.ScrapeWith(ctx, pullURL+"?exclude_resources=namespaces", h)
 		require.NoError(t, err)
 		diff := exposedLineDiff(ksmPage.Body, ours.Body)
 		require.Empty(t, diff, "pull page (Accept %q) differs from kube-state-metrics' /metrics", accept)

@@ -174,10 +174,10 @@ func TestFaultsThroughProxy(t *testing.T) {
 		// Retry-After is honoured, in seconds and as a date (the 503s were
 		// retried after the backoff of 25-50ms).
 		backoff := withSamples[1].At - withSamples[0].At
-		afterSeconds := withSamples[4].At - withSamples[3].At
+		afterDelay := withSamples[4].At - withSamples[3].At
 		afterDate := withSamples[5].At - withSamples[4].At
-		t.Logf("gaps: after a 503 %s, after Retry-After: 1 %s, after Retry-After: <date> %s", backoff, afterSeconds, afterDate)
-		require.GreaterOrEqual(t, afterSeconds, time.Second)
+		t.Logf("gaps: after a 503 %s, after Retry-After: 1 %s, after Retry-After: <date> %s", backoff, afterDelay, afterDate)
+		require.GreaterOrEqual(t, afterDelay, time.Second)
 		require.GreaterOrEqual(t, afterDate, time.Second)
 		abandonedFor := withSamples[8].At - withSamples[7].At
 		require.GreaterOrEqual(t, abandonedFor, faultsRemoteTimeout, "the agent waited remote_timeout")

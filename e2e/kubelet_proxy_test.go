@@ -58,7 +58,7 @@ func TestKubeletThroughAPIServer(t *testing.T) {
 	t.Cleanup(func() { cleanupNodes(t, c, []string{ip}) })
 	eventually(t, 60*time.Second, "node "+ip+" registered", func() error {
 		if p.Exited() {
-			return fmt.Errorf("hollow kubelet exited: %v\n%s", p.Err(), p.Tail())
+			return fmt.Errorf("hollow kubelet exited: %w\n%s", p.Err(), p.Tail())
 		}
 		n, err := c.CoreV1().Nodes().Get(t.Context(), ip, metav1.GetOptions{})
 		if err != nil {

@@ -94,7 +94,7 @@ func startHollowKubelet(t *testing.T, c kubernetes.Interface, node string, tl ku
 	ctx := context.Background()
 	eventually(t, 60*time.Second, "node "+node+" registered with its address", func() error {
 		if p.Exited() {
-			return fmt.Errorf("hollow kubelet exited: %v\n%s", p.Err(), p.Tail())
+			return fmt.Errorf("hollow kubelet exited: %w\n%s", p.Err(), p.Tail())
 		}
 		n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
@@ -231,7 +231,7 @@ func TestKubeletCadvisor(t *testing.T) {
 		// The real nodes' samples stay fresh, and so do the state series:
 		// the newest sample of each is younger than two intervals.
 		expectQuery(t, fmt.Sprintf(`count(time() - timestamp(container_memory_working_set_bytes{id="/",%s}) < 3)`, nodes), "", map[string]float64{"": 2})
-		expectQuery(t, fmt.Sprintf(`count(time() - timestamp(kube_node_info{node=~"kubelet-e2e-.*"}) < 3)`), "", map[string]float64{"": 4})
+		expectQuery(t, `count(time() - timestamp(kube_node_info{node=~"kubelet-e2e-.*"}) < 3)`, "", map[string]float64{"": 4})
 		body, err := httpGet(a.url("/metrics"))
 		require.NoError(t, err)
 		for _, line := range []string{

@@ -154,7 +154,7 @@ func (e *Election) elector() (*leaderelection.LeaderElector, error) {
 		Name:            e.cfg.LeaseName,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) { e.set(ctx, true) },
-			OnStoppedLeading: func() { e.set(nil, false) },
+			OnStoppedLeading: func() { e.set(context.Background(), false) },
 			OnNewLeader: func(id string) {
 				if id != e.cfg.Identity {
 					e.log.Info("leader elected", "leader", id)

@@ -122,7 +122,7 @@ func NewHandler(view func() *View, reg prometheus.Registerer) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// kube-state-metrics' negotiation: OpenMetrics when asked for, the
 	// text format otherwise.
-	format := expfmt.NegotiateIncludingOpenMetrics(r.Header)
+	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
 	if !openMetrics {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain)

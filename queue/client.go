@@ -212,12 +212,12 @@ func checkRetry(ctx context.Context, resp *http.Response, err error, retry429 bo
 	return true, nil
 }
 
-// backoff doubles the delay from min up to max, with jitter in [d/2, d) so
+// backoff doubles the delay from lo up to hi, with jitter in [d/2, d) so
 // that shards and agents do not retry in step. A Retry-After header on a 429
 // or 503 answer overrides it. The wait never runs past the request's retry
 // deadline, so that a long Retry-After cannot stretch max_retry_duration.
-func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-	d := backoffDelay(min, max, attempt, resp)
+func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
+	d := backoffDelay(lo, hi, attempt, resp)
 	if resp != nil && resp.Request != nil {
 		if dl, ok := retryDeadline(resp.Request.Context()); ok {
 			d = clampDelay(d, time.Until(dl))
@@ -231,18 +231,18 @@ func clampDelay(d, left time.Duration) time.Duration {
 	return max(0, min(d, left))
 }
 
-func backoffDelay(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+func backoffDelay(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			return d
 		}
 	}
-	d := min
-	for i := 0; i < attempt && d < max; i++ {
+	d := lo
+	for i := 0; i < attempt && d < hi; i++ {
 		d *= 2
 	}
-	if d > max {
-		d = max
+	if d > hi {
+		d = hi
 	}
 	half := d / 2
 	if half <= 0 {

@@ -179,7 +179,7 @@ func TestRemoteWrite2Fallback(t *testing.T) {
 		{"415", func(w http.ResponseWriter) { w.WriteHeader(http.StatusUnsupportedMediaType) }, FallbackUnsupported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newProtoServer(t, func(i, n int, w http.ResponseWriter) {
+			srv := newProtoServer(t, func(i, _ int, w http.ResponseWriter) {
 				if i == 0 {
 					tc.answer(w)
 					return

@@ -86,10 +86,10 @@ type resharder struct {
 	in, out, dropped, sendTime ewmaRate
 }
 
-// newResharder returns a resharder for counts between min and max, called
+// newResharder returns a resharder for counts between lo and hi, called
 // every interval.
-func newResharder(min, max int, interval time.Duration) *resharder {
-	return &resharder{min: min, max: max, interval: interval}
+func newResharder(lo, hi int, interval time.Duration) *resharder {
+	return &resharder{min: lo, max: hi, interval: interval}
 }
 
 // next folds in one interval's load and returns the desired shard count as

@@ -87,10 +87,10 @@ func putSamples(dst []encode.Sample, src []Item) int {
 	return len(dst)
 }
 
-// take appends up to max samples from the head to dst.
-func (r *ring) take(dst []encode.Sample, max int) []encode.Sample {
+// take appends up to most samples from the head to dst.
+func (r *ring) take(dst []encode.Sample, most int) []encode.Sample {
 	r.mu.Lock()
-	k := min(max, r.n)
+	k := min(most, r.n)
 	// The samples taken are at most two runs, as in push; their slots are
 	// cleared to release the labels for the GC.
 	first := r.buf[r.head:min(r.head+k, len(r.buf))]

@@ -35,9 +35,9 @@ func TestRingKeepsOrderAcrossTheWrap(t *testing.T) {
 			require.Equal(t, len(in), r.push(context.Background(), asItems(in)))
 			model = append(model, in...)
 		} else {
-			max := rnd.IntN(capacity + 2)
-			got := r.take([]encode.Sample{{Value: -1}}, max)
-			want := model[:min(max, len(model))]
+			most := rnd.IntN(capacity + 2)
+			got := r.take([]encode.Sample{{Value: -1}}, most)
+			want := model[:min(most, len(model))]
 			require.Equal(t, append([]encode.Sample{{Value: -1}}, want...), got, "step %d", step)
 			model = model[len(want):]
 		}

@@ -40,6 +40,8 @@ type sigv4Verifier struct {
 }
 
 // errSignatureMismatch is AWS' own wording for a wrong signature.
+//
+//nolint:revive,staticcheck // AWS' exact text, capital and full stop included.
 var errSignatureMismatch = errors.New("The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.")
 
 func (v sigv4Verifier) verify(r *http.Request, body []byte) error {

@@ -255,7 +255,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case act.Status != 0:
 		p.inject(w, act, rec)
 	default:
-		p.forward(w, r, client, body, rec)
+		p.forward(client, w, r, body, rec)
 	}
 }
 
@@ -321,7 +321,7 @@ func (p *Proxy) inject(w http.ResponseWriter, act Action, rec Record) {
 
 // forward sends the request to the target and copies its answer back; r's
 // context ends the forwarding, client's is the client's own.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, client context.Context, body []byte, rec Record) {
+func (p *Proxy) forward(client context.Context, w http.ResponseWriter, r *http.Request, body []byte, rec Record) {
 	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, p.target, bytes.NewReader(body))
 	if err != nil {
 		rec.Outcome, rec.Status = UpstreamError, http.StatusBadGateway

@@ -141,9 +141,9 @@ func (p *Process) waitReady(ctx context.Context, check func(context.Context) err
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited before it was ready (%v); log %s:\n%s", p.Name, p.err, p.Log, p.Tail())
+			return fmt.Errorf("%s exited before it was ready (%w); log %s:\n%s", p.Name, p.err, p.Log, p.Tail())
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last check: %v); log %s:\n%s", p.Name, ctx.Err(), last, p.Log, p.Tail())
+			return fmt.Errorf("%s not ready: %w (last check: %w); log %s:\n%s", p.Name, ctx.Err(), last, p.Log, p.Tail())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

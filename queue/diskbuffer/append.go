@@ -233,8 +233,8 @@ func (l *Log) rotate() error {
 // bytes fit under the cap, and reports whether they do and what unsent
 // frames went. l.mu must be held.
 func (l *Log) makeRoomLocked(n int64) (fits bool, frames, samples int, err error) {
-	max := l.cfg.MaxBytes
-	for max > 0 && l.size+n > max && len(l.segs) > 1 {
+	limit := l.cfg.MaxBytes
+	for limit > 0 && l.size+n > limit && len(l.segs) > 1 {
 		s := l.segs[0]
 		for _, r := range s.frames {
 			if l.rdPub.before(pos{seg: s.num, off: r.end}) {
@@ -250,5 +250,5 @@ func (l *Log) makeRoomLocked(n int64) (fits bool, frames, samples int, err error
 	}
 	l.stats.DroppedFrames += uint64(frames)
 	l.stats.DroppedSamples += uint64(samples)
-	return max == 0 || l.size+n <= max, frames, samples, nil
+	return limit == 0 || l.size+n <= limit, frames, samples, nil
 }

@@ -239,19 +239,19 @@ func sameSeries(a, b *encode.SeriesSet) bool {
 	return true
 }
 
-// appendValueChanges appends the values of new that differ from old's
+// appendValueChanges appends the values of cur that differ from old's
 // (bit for bit), as index gaps and values.
-func appendValueChanges(b []byte, old, new *encode.SeriesSet) []byte {
+func appendValueChanges(b []byte, old, cur *encode.SeriesSet) []byte {
 	n := 0
-	for i := range new.Refs {
-		if math.Float64bits(new.Refs[i].Value) != math.Float64bits(old.Refs[i].Value) {
+	for i := range cur.Refs {
+		if math.Float64bits(cur.Refs[i].Value) != math.Float64bits(old.Refs[i].Value) {
 			n++
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(n))
 	prev := -1
-	for i := range new.Refs {
-		if v := new.Refs[i].Value; math.Float64bits(v) != math.Float64bits(old.Refs[i].Value) {
+	for i := range cur.Refs {
+		if v := cur.Refs[i].Value; math.Float64bits(v) != math.Float64bits(old.Refs[i].Value) {
 			b = binary.AppendUvarint(b, uint64(i-prev-1))
 			b = appendValue(b, v)
 			prev = i
@@ -324,36 +324,36 @@ func appendTimestamps(b []byte, ts []int64) []byte {
 	return b
 }
 
-// appendDiff appends new as opDiff against old, or as opSet when they
+// appendDiff appends cur as opDiff against old, or as opSet when they
 // share no series. Each series is a uvarint: 0 new labels whose hash is
 // derived, 1 new labels and their hash, k >= 2 old series k-2; then new
 // labels as length and bytes (and hash), then the value.
-func (e *encoder) appendDiff(b []byte, old, new *encode.SeriesSet) []byte {
-	if new.Timestamps != nil {
+func (e *encoder) appendDiff(b []byte, old, cur *encode.SeriesSet) []byte {
+	if cur.Timestamps != nil {
 		// A set of series with their own times changes whole at each
 		// read: not worth a diff.
 		b = append(b, opSet)
-		return e.appendSet(b, new)
+		return e.appendSet(b, cur)
 	}
 	clear(e.oldIdx)
 	for i, r := range old.Refs {
 		e.oldIdx[r.Hash] = i
 	}
 	shared := false
-	for i, r := range new.Refs {
-		if j, ok := e.oldIdx[r.Hash]; ok && encode.EqualLabels(old.Labels(j), new.Labels(i)) {
+	for i, r := range cur.Refs {
+		if j, ok := e.oldIdx[r.Hash]; ok && encode.EqualLabels(old.Labels(j), cur.Labels(i)) {
 			shared = true
 			break
 		}
 	}
 	if !shared {
 		b = append(b, opSet)
-		return e.appendSet(b, new)
+		return e.appendSet(b, cur)
 	}
 	b = append(b, opDiff)
-	b = binary.AppendUvarint(b, uint64(len(new.Refs)))
-	for i, r := range new.Refs {
-		ls := new.Labels(i)
+	b = binary.AppendUvarint(b, uint64(len(cur.Refs)))
+	for i, r := range cur.Refs {
+		ls := cur.Labels(i)
 		if j, ok := e.oldIdx[r.Hash]; ok && encode.EqualLabels(old.Labels(j), ls) {
 			b = binary.AppendUvarint(b, uint64(j)+2)
 		} else {

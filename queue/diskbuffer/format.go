@@ -200,7 +200,7 @@ func readFrame(r io.ReaderAt, off, size int64, buf []byte) ([]byte, int64, error
 		buf = make([]byte, n)
 	}
 	rec := buf[:n]
-	if _, err := r.ReadAt(rec, body); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+	if _, err := r.ReadAt(rec, body); err != nil && (!errors.Is(err, io.EOF) || n != 0) {
 		if errors.Is(err, io.EOF) {
 			return nil, off, errTorn
 		}

@@ -175,7 +175,9 @@ func (l *Log) locateLocked() (int64, error) {
 		}
 		l.moveLocked(l.segs[i+1].num)
 		if len(l.inflight) == 0 {
-			l.settleLocked()
+			// Best effort: a segment left behind is removed by the next
+			// Ack, which reports the error.
+			_ = l.settleLocked()
 		}
 	}
 }
