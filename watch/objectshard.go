@@ -11,12 +11,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Sharding splits the objects among instances as kube-state-metrics does
-// (pkg/sharding/listwatch.go): the object UID is hashed with FNV-64a and the
-// hash is mapped onto the shards with jump consistent hashing (Lamping and
-// Veach, https://arxiv.org/abs/1406.2294). The same object lands on the same
-// shard in both programs, so a sharded kube-state-metrics can be replaced
-// shard by shard.
+// Object sharding splits the objects among agent replicas as
+// kube-state-metrics does (pkg/sharding/listwatch.go): the object UID is
+// hashed with FNV-64a and the hash is mapped onto the replicas with jump consistent hashing (Lamping
+// and Veach, https://arxiv.org/abs/1406.2294). The same object lands on the
+// same replica in both programs, so a sharded kube-state-metrics can be
+// replaced replica by replica. The word shard here, as in the keys shard and
+// total_shards, is kube-state-metrics'; on the send side a shard is something
+// else (package queue).
 
 const (
 	fnvOffset64 = 14695981039346656037
