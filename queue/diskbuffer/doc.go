@@ -3,9 +3,9 @@
 // as its difference from the frame before it, and regenerates every frame
 // in full when read, as the live path would have sent it.
 //
-// State series rarely change between snapshots: at 10k pods a frame of
-// 615k samples costs 14-17 MB as Remote-Write requests, but the next one
-// differs in a few hundred objects. The writer keeps the sets of the last
+// State series rarely change between snapshots: a large cluster's frame
+// costs megabytes as Remote-Write requests, but the next one differs in a
+// few objects. The writer keeps the sets of the last
 // frame it wrote (sets are immutable, so an unchanged object is found by
 // comparing pointers) and stores per frame only
 //
@@ -41,7 +41,7 @@
 // body reaches 1 MiB (at the next object, removal or marker) and writes
 // it at once, so that writing a frame, or reading one back, holds one
 // record's body and its compressed copy, whatever the number of series (a
-// keyframe of 615k series has a 75 MB body). A body holds counted runs: a
+// large cluster's keyframe runs to tens of megabytes). A body holds counted runs: a
 // keyframe's objects, then its staleness markers; a delta's removed keys,
 // its changed objects, then its staleness markers. A frame's runs are its
 // records' one after the other, and a staleness marker refers to the
@@ -73,7 +73,7 @@
 // A reader that keeps up does not read back what it was just given. The
 // endpoint appends every frame, and reads it back to send it, also while
 // the receiver is healthy; decoding each frame would make the reader hold
-// a second copy of every object's series (~100 MB at 10k pods) beside the
+// a second copy of every object's series, as large as they are, beside the
 // series maps. So Append keeps, beside its frame's position, the frame it
 // was given (the set pointers, which the encoder holds anyway, and copies
 // of the small Objects and Stale slices), and when the next frame Next

@@ -40,9 +40,9 @@ const (
 	// partBytes is the body size at which the encoder seals a record and
 	// goes on with the frame in the next one (at the next object,
 	// removal or staleness marker). It bounds the memory a frame costs to
-	// write and to read back, whatever the number of series: a keyframe
-	// of 615k series has a 75 MB body, which as one record took that
-	// body, its compressed copy and a framed copy of that (250 MB).
+	// write and to read back, whatever the number of series: a large
+	// cluster's keyframe as one record would cost its body, its
+	// compressed copy and a framed copy of that, several times its size.
 	partBytes = 1 << 20
 	// keepBytes bounds the scratch space the encoder and the reader keep
 	// between records: one that grew past it (an object whose set alone
