@@ -34,7 +34,6 @@ func (a *Agent) reloadKubelet(cfg *config.Config) {
 // kubelets, and the series map it stores into, which every snapshot reads
 // like the resources' maps.
 type kubeletSource struct {
-	// src reads the kubelets.
 	src *kubelet.Source
 	// m holds the series of every node and path.
 	m *seriesMap
@@ -103,7 +102,6 @@ func (s kubeletStore) Set(key types.UID, set *encode.SeriesSet) {
 // (seriesMap.foreign, which sharding sets) to the kubelet source.
 type nodeTee struct {
 	*seriesMap
-	// src learns the nodes.
 	src *kubelet.Source
 }
 
@@ -114,7 +112,6 @@ var _ cache.TransformingStore = nodeTee{}
 // source needs of it, which Replace hands on.
 type renderedNode struct {
 	renderedObject
-	// node is what a read of the node's kubelet needs.
 	node kubelet.Node
 }
 

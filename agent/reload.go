@@ -50,7 +50,6 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 
 // reloadRequest hands a loaded configuration to the snapshot goroutine.
 type reloadRequest struct {
-	// cfg is the new configuration.
 	cfg *config.Config
 	// result receives the outcome; it has room for it.
 	result chan error

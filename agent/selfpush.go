@@ -28,7 +28,6 @@ const selfWarnEvery = 10 * time.Minute
 // often have nothing that would scrape them. It runs on the snapshot
 // goroutine only.
 type selfPush struct {
-	// gatherer is the agent's registry.
 	gatherer prometheus.Gatherer
 	// log receives gather errors, rate-limited.
 	log *slog.Logger

@@ -38,7 +38,6 @@ type objectRenderer interface {
 // changed) are remembered until the next snapshot, which sends a staleness
 // marker for each, so that queries stop returning them at once.
 type seriesMap struct {
-	// resource names the resource, for logs and metrics.
 	resource string
 	// render turns an object into series; only the reflector goroutine
 	// calls it, outside mu.

@@ -21,7 +21,6 @@ import (
 // to its own series map. A reload replaces a group whose key changed, and
 // retires the group of a resource no longer watched.
 type watchGroup struct {
-	// resource is what is watched.
 	resource *watch.Resource
 	// key says what the group renders (groupKey); a reload rebuilds the
 	// group when it changes.
