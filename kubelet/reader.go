@@ -41,7 +41,6 @@ func (e *StatusError) Error() string {
 
 // directReader reads https://<InternalIP>:<port><path>.
 type directReader struct {
-	// client dials the kubelets.
 	client *http.Client
 	// scheme is https or http.
 	scheme string

@@ -314,7 +314,6 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 
 // readResult is what the self-metrics record of one read.
 type readResult struct {
-	// took is how long the read took.
 	took time.Duration
 	// samples and dropped are the samples kept and filtered out.
 	samples, dropped int

@@ -79,7 +79,6 @@ func (v *bufferMetricVecs) forEndpoint(name string) *bufferMetrics {
 // retried.
 type retryCounter struct {
 	prometheus.Counter
-	// retries counts the calls.
 	retries *atomic.Int64
 }
 

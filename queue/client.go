@@ -114,7 +114,6 @@ func tooOldAnswer(body string) bool {
 
 // sender posts encoded batches to one endpoint with retries.
 type sender struct {
-	// url is the endpoint.
 	url string
 	// headers are the configured extra headers.
 	headers map[string]string

@@ -69,7 +69,6 @@ type Endpoint struct {
 	sender *sender
 	// disk is the disk buffer; nil keeps batches in memory.
 	disk *diskState
-	// feed takes the offered frames to the shards (feed.go).
 	feed *feed
 
 	// cur is the generation appendItems queues to. Only the feed (appendItems,

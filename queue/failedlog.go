@@ -31,7 +31,6 @@ type failedRequestKey struct{}
 
 // failedRequest is a 2.0 request whose failed tries are logged.
 type failedRequest struct {
-	// log receives the lines.
 	log *slog.Logger
 	// body is the request, compressed; alive while sendBody runs.
 	body *reqBody

@@ -13,7 +13,6 @@ import (
 // shard is one shard: its memory ring and the goroutine that sends from it,
 // one batch at a time, which keeps every series in order.
 type shard struct {
-	// ring holds the samples waiting to be sent.
 	ring *ring
 	// flush is closed (by flushNow) to make the shard send what it has
 	// without waiting for the batch deadline, and exit once empty.
@@ -53,7 +52,6 @@ func (l *shard) flushNow() { l.flushOnce.Do(func() { close(l.flush) }) }
 // stays in order across the change (as Prometheus stops the old shards
 // before it starts the new ones). The feed keeps appending meanwhile.
 type generation struct {
-	// shards are the generation's shards.
 	shards []*shard
 	// prevDone is closed when the previous generation has finished; nil
 	// when there is none.
