@@ -9,7 +9,7 @@ import (
 // that several of its series carry stored once, at the end of its buffer,
 // and referred to (refShared, refs.go): an object's identity labels
 // (namespace, pod, uid), a container's name, a node's name, a resource and
-// unit. At 10k pods this is most of the label bytes the series map keeps.
+// unit. With many pods this is most of the label bytes the series map keeps.
 // Its scratch space is reused; a Compactor is not safe for concurrent use.
 type Compactor struct {
 	// Intern makes literal labels references to the interned table, as
@@ -22,8 +22,8 @@ type Compactor struct {
 	// slots index elems by each label element's hash (maphash, with the
 	// process's elemSeed: it only finds repeats within one set, so it need
 	// not be stable): an open-addressing table, a power of two long and at
-	// most half full (a Go map and xxhash were a third of
-	// BenchmarkRenderPod's profile).
+	// most half full (a Go map and xxhash cost too much on this path, which
+	// runs for every label of every rendered object).
 	slots []compactSlot
 	// elems are the distinct label elements of the set being compacted.
 	elems []compactElem

