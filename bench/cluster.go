@@ -88,7 +88,6 @@ func podStateOf(i int) podState {
 
 // cluster is the loaded synthetic cluster.
 type cluster struct {
-	// spec is what was asked for.
 	spec clusterSpec
 	// churnable are the running, ready pods, as the API server returned them
 	// after their status was written; the churn rewrites their status.

@@ -123,7 +123,6 @@ type tick struct {
 
 // sampler reads /proc for a fixed set of processes every period.
 type sampler struct {
-	// pids are the processes watched.
 	pids []int
 	// mu guards ticks.
 	mu    sync.Mutex

@@ -18,7 +18,6 @@ type sideEnv struct {
 	writeURL string
 	// interval is the snapshot and scrape interval.
 	interval time.Duration
-	// agentBin is the kube-state-push binary.
 	agentBin string
 	// diskBuffer gives kube-state-push's endpoint a disk buffer.
 	diskBuffer bool

@@ -170,7 +170,6 @@ var errWatchListUnsupported = errors.New("secrets are watched as tables: watch-l
 // secretTables lists and watches the secrets of one namespace ("" for all)
 // as tables, converting each row to a secretMeta.
 type secretTables struct {
-	// client is the core/v1 REST client.
 	client rest.Interface
 	// namespace is the namespace listed and watched.
 	namespace string
