@@ -31,8 +31,8 @@ test-unit: ## Unit tests only (no real parts needed).
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 # No -race: the race detector does not run under emulation.
-test-arm64: ## Unit tests built for arm64, run under qemu-aarch64-static (scripts/install-packages.sh installs it).
-	@command -v qemu-aarch64-static >/dev/null || { echo "qemu-aarch64-static not found: run scripts/install-packages.sh"; exit 1; }
+test-arm64: ## Unit tests built for arm64, run under qemu-aarch64-static (installed from Debian where missing).
+	scripts/install-packages.sh
 	GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static $(ARM64_PKGS)
 
 test-e2e: tools ## End-to-end tests only.
