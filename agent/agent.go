@@ -42,6 +42,11 @@ type Options struct {
 	// EnableLifecycle serves the state-changing endpoints (POST /-/reload),
 	// as Prometheus' --web.enable-lifecycle; without it they answer 403.
 	EnableLifecycle bool
+	// EnablePprof serves Go's profiles under /debug/pprof/ on
+	// listen_address. Off by default: a profile or trace costs CPU for as
+	// long as the caller asks, and the heap profile shows what the process
+	// holds.
+	EnablePprof bool
 	// WebConfigFile is an exporter-toolkit web configuration (TLS, client
 	// certificates, basic auth) for the whole listener, as
 	// --web.config.file of kube-state-metrics and node_exporter; empty:
@@ -115,6 +120,7 @@ type Agent struct {
 	pullHandler  *pull.Handler
 	// lifecycle serves the state-changing endpoints (Options.EnableLifecycle).
 	lifecycle bool
+	pprof     bool
 	// webConfigFile secures the listener (Options.WebConfigFile).
 	webConfigFile string
 	// custom watches the CRDs for custom_resource_state
@@ -145,7 +151,7 @@ func New(cfg *config.Config, o Options) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, configFile: o.ConfigFile, log: o.Logger, reg: o.Registry,
-		lifecycle: o.EnableLifecycle, webConfigFile: o.WebConfigFile,
+		lifecycle: o.EnableLifecycle, pprof: o.EnablePprof, webConfigFile: o.WebConfigFile,
 		pending: map[string]*watchGroup{}, reloads: make(chan reloadRequest), loopDone: make(chan struct{}),
 	}
 	if o.Clients != nil {
@@ -441,13 +447,15 @@ func (a *Agent) serve() []*http.Server {
 			}
 			_, _ = w.Write([]byte("ok\n"))
 		})
-		// Go's profiles, as Prometheus serves them on its web port, so
-		// that memory and CPU are profiled where the agent runs.
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if a.pprof {
+			// Go's profiles, as Prometheus serves them on its web port,
+			// so that memory and CPU are profiled where the agent runs.
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		servers = append(servers, a.serveOn(a.listener, mux, "self-metrics"))
 	}
 	if a.pullListener != nil {

@@ -182,8 +182,15 @@ func TestWebConfigInvalid(t *testing.T) {
 	require.ErrorContains(t, err, "web configuration "+path)
 }
 
-func TestPprofServed(t *testing.T) {
-	_, base := servingAgent(t, "", Options{})
+// Profiles are served only when asked for: without the option every
+// /debug/pprof/ path answers 404.
+func TestPprofOnlyWhenEnabled(t *testing.T) {
+	_, off := servingAgent(t, "", Options{})
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap?debug=1", "/debug/pprof/profile?seconds=1", "/debug/pprof/trace?seconds=1", "/debug/pprof/cmdline"} {
+		code, _ := do(t, http.DefaultClient, http.MethodGet, off+path)
+		require.Equal(t, http.StatusNotFound, code, path)
+	}
+	_, base := servingAgent(t, "", Options{EnablePprof: true})
 	code, body := do(t, http.DefaultClient, http.MethodGet, base+"/debug/pprof/heap?debug=1")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "heap profile")

@@ -64,6 +64,7 @@ func run() int {
 	configFile := flag.String("config.file", "config.yaml", "Path of the configuration file.")
 	logLevel := flag.String("log.level", "info", "Log level: debug, info, warn or error.")
 	enableLifecycle := flag.Bool("web.enable-lifecycle", false, "Enable reloading via HTTP request (POST /-/reload); SIGHUP reloads without it.")
+	enablePprof := flag.Bool("web.enable-pprof", false, "Serve Go's profiles under /debug/pprof/ on listen_address.")
 	webConfigFile := flag.String("web.config.file", "", "Path of an exporter-toolkit web configuration (TLS, client certificates, basic auth) for listen_address; empty serves plain HTTP.")
 	version := flag.Bool("version", false, "Print the version and exit.")
 	flag.Parse()
@@ -102,7 +103,7 @@ func run() int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	a, err := agent.New(cfg, agent.Options{Logger: logger, ConfigFile: *configFile, EnableLifecycle: *enableLifecycle, WebConfigFile: *webConfigFile})
+	a, err := agent.New(cfg, agent.Options{Logger: logger, ConfigFile: *configFile, EnableLifecycle: *enableLifecycle, EnablePprof: *enablePprof, WebConfigFile: *webConfigFile})
 	if err != nil {
 		logger.Error("starting", "err", err)
 		return 1
