@@ -134,7 +134,7 @@ func releaseOrTree(v string) string {
 	if releaseVersion.MatchString(v) {
 		return v
 	}
-	return "this checkout"
+	return "built from this checkout"
 }
 
 var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)
