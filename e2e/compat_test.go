@@ -34,7 +34,7 @@ type intentionalDifference struct {
 // kubectl.kubernetes.io/last-applied-configuration annotation.
 const lastAppliedWhy = "kubectl.kubernetes.io/last-applied-configuration on a Secret holds its data in clear " +
 	"(kubectl apply stores the whole applied Secret there): the agent drops it when decoding the Secret and never " +
-	"exports it, whatever metric_annotations_allowlist says (issue 16)"
+	"exports it, whatever metric_annotations_allowlist says"
 
 // intentionalDifferences are the series kube-state-metrics and the agent
 // are allowed to disagree on, each with its reason. The comparison of every

@@ -19,7 +19,7 @@ import (
 	"github.com/kube-state-push/kube-state-push/queue"
 )
 
-// The receiver matrix (issue 5): the agent pushes a namespace of its own to
+// The receiver matrix: the agent pushes a namespace of its own to
 // each real receiver, once per Remote-Write version, and the test reads the
 // series back through the receiver's own API.
 

@@ -217,7 +217,7 @@ func TestSIGKILLDuringReplay(t *testing.T) {
 	}
 
 	largest = max(largest, perSnapshot)
-	// The lanes flag a whole batch as resent when its first sample is:
+	// The shards flag a whole batch as resent when its first sample is:
 	// the batch that runs from the last snapshot in flight into the next
 	// one counts up to a batch of samples never sent before.
 	bound := float64(replayAheadFrames)*largest + replayPerSend

@@ -16,8 +16,8 @@ import (
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
-// Outages longer than the receiver's acceptance window
-// (../shared/REFERENCE.md, "Receivers' acceptance window"): what the agent
+// Outages longer than the receiver's acceptance window (a TSDB head takes
+// samples about an hour behind its newest): what the agent
 // sends too late is refused or left unsent, counted as too_old, and never
 // retried forever.
 func TestReceiverWindow(t *testing.T) {

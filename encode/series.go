@@ -25,7 +25,7 @@ type Ref struct {
 	// Off and Len locate the series' encoded labels in SeriesSet.Buf.
 	Off, Len uint32
 	// Hash is a hash of the label set, stable across processes; queues shard
-	// by it so that a series always travels in one lane.
+	// by it so that a series always travels in one shard.
 	Hash uint64
 	// Value is the sample value.
 	Value float64
