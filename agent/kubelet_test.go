@@ -14,21 +14,9 @@ import (
 
 	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/kubelet"
 )
-
-func kubeletSet(names ...string) *encode.SeriesSet {
-	var set encode.SeriesSet
-	var b encode.LabelsBuilder
-	for _, n := range names {
-		b.Reset()
-		b.Add(encode.MetricName, n)
-		b.Add("node", "n1")
-		b.AppendTo(&set, 1)
-		set.Timestamps = append(set.Timestamps, 1000)
-	}
-	return &set
-}
 
 // TestKubeletStoreStaleness: a series gone from a node's next read, and
 // every series of a node deleted, get a staleness marker in the next
@@ -36,16 +24,16 @@ func kubeletSet(names ...string) *encode.SeriesSet {
 func TestKubeletStoreStaleness(t *testing.T) {
 	m := newSeriesMap("kubelet", nil, slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()).forResource("kubelet"))
 	s := kubeletStore{m}
-	s.Set("n1/metrics/cadvisor", kubeletSet("a", "b"))
+	s.Set("n1/metrics/cadvisor", testenv.KubeletSet("a", "b"))
 	var f encode.Frame
 	require.Equal(t, 2, m.snapshot(&f, false))
 	require.Empty(t, f.Stale)
 
-	s.Set("n1/metrics/cadvisor", kubeletSet("a"))
+	s.Set("n1/metrics/cadvisor", testenv.KubeletSet("a"))
 	f.Reset()
 	require.Equal(t, 1, m.snapshot(&f, false))
 	require.Len(t, f.Stale, 1, "b ended")
-	require.Equal(t, kubeletSet("b").Refs[0].Hash, f.Stale[0].Hash)
+	require.Equal(t, testenv.KubeletSet("b").Refs[0].Hash, f.Stale[0].Hash)
 
 	s.Set("n1/metrics/cadvisor", nil)
 	f.Reset()

@@ -10,7 +10,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,18 +142,9 @@ func (h *harness) snapshot() snapshotResult {
 // seriesString formats encoded labels as `name{a="x",b="y"}`.
 func seriesString(t testing.TB, b []byte) string {
 	t.Helper()
-	ls, err := encode.DecodeLabels(b)
+	s, err := encode.FormatLabels(b)
 	require.NoError(t, err)
-	var name string
-	parts := make([]string, 0, len(ls))
-	for _, l := range ls {
-		if l.Name == encode.MetricName {
-			name = l.Value
-			continue
-		}
-		parts = append(parts, l.Name+"="+strconv.Quote(l.Value))
-	}
-	return name + "{" + strings.Join(parts, ",") + "}"
+	return s
 }
 
 // rendered renders objects of a resource with a renderer of their own and

@@ -2,6 +2,8 @@ package encode
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
@@ -24,6 +26,25 @@ func DecodeLabels(b []byte) ([]Label, error) {
 		b = rest
 	}
 	return out, nil
+}
+
+// FormatLabels returns encoded labels as `name{a="x",b="y"}`, the labels
+// in their encoded (sorted) order. It is for tests and diagnostics.
+func FormatLabels(b []byte) (string, error) {
+	ls, err := DecodeLabels(b)
+	if err != nil {
+		return "", err
+	}
+	var name string
+	parts := make([]string, 0, len(ls))
+	for _, l := range ls {
+		if l.Name == MetricName {
+			name = l.Value
+			continue
+		}
+		parts = append(parts, l.Name+"="+strconv.Quote(l.Value))
+	}
+	return name + "{" + strings.Join(parts, ",") + "}", nil
 }
 
 // DecodeWriteRequest decodes a Remote-Write 1.0 request body: a snappy

@@ -103,3 +103,20 @@ func TestSortEntriesIsStable(t *testing.T) {
 		}
 	}
 }
+
+// FormatLabels puts the family name first and quotes the values; a
+// malformed label is an error, not a guess.
+func TestFormatLabels(t *testing.T) {
+	var set SeriesSet
+	var b LabelsBuilder
+	b.Add("pod", `a"b`)
+	b.Add(MetricName, "kube_pod_info")
+	b.Add("namespace", "ns")
+	b.AppendTo(&set, 1)
+	got, err := FormatLabels(set.Labels(0))
+	require.NoError(t, err)
+	require.Equal(t, `kube_pod_info{namespace="ns",pod="a\"b"}`, got)
+
+	_, err = FormatLabels([]byte{0x42, 0x01})
+	require.Error(t, err)
+}

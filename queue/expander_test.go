@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
 // TestExpanderKeepsSampleTimestamps: a set read from a kubelet carries its
 // samples' own times to the endpoint; a state set, and the staleness
 // markers, the snapshot's.
 func TestExpanderKeepsSampleTimestamps(t *testing.T) {
-	kub := kubeletSet("a", "b")
+	kub := testenv.KubeletSet("a", "b")
 	kub.Timestamps = []int64{1000, 1500}
 	var state encode.SeriesSet
 	var b encode.LabelsBuilder
@@ -32,21 +33,6 @@ func TestExpanderKeepsSampleTimestamps(t *testing.T) {
 		got = append(got, it.Timestamp)
 	}
 	require.Equal(t, []int64{1000, 1500, 9000, 9000}, got)
-}
-
-// kubeletSet is a set of series as read from a kubelet: each with its own
-// sample time.
-func kubeletSet(names ...string) *encode.SeriesSet {
-	var set encode.SeriesSet
-	var b encode.LabelsBuilder
-	for _, n := range names {
-		b.Reset()
-		b.Add(encode.MetricName, n)
-		b.Add("node", "n1")
-		b.AppendTo(&set, 1)
-		set.Timestamps = append(set.Timestamps, 1000)
-	}
-	return &set
 }
 
 // flushCounter is an endpoint that counts samples and end-of-frame
