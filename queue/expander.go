@@ -15,6 +15,30 @@ type expander struct {
 	revived map[uint64]bool
 }
 
+// Expander turns frames into items as an endpoint does with the frames it
+// is offered: every live sample, at its own time or the frame's, then a
+// staleness marker for each series that ended, in chunks, and a flush. Its
+// scratch space is reused between frames. It is for callers that look at a
+// frame's samples themselves, such as tests and benchmarks.
+type Expander struct {
+	x expander
+}
+
+// Expand hands appendItems every item of fr in chunks, then calls flush,
+// and returns the number of items appendItems reported queued.
+func (e *Expander) Expand(ctx context.Context, fr *Frame, appendItems func(context.Context, []Item) int, flush func()) int {
+	return e.x.push(ctx, funcAppender{add: appendItems, done: flush}, &fr.Frame, nil)
+}
+
+// funcAppender is an appender made of two functions.
+type funcAppender struct {
+	add  func(context.Context, []Item) int
+	done func()
+}
+
+func (a funcAppender) appendItems(ctx context.Context, items []Item) int { return a.add(ctx, items) }
+func (a funcAppender) flush()                                            { a.done() }
+
 // chunkSize is how many samples an expander hands to an endpoint at a time.
 const chunkSize = 4096
 

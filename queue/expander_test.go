@@ -35,6 +35,34 @@ func TestExpanderKeepsSampleTimestamps(t *testing.T) {
 	require.Equal(t, []int64{1000, 1500, 9000, 9000}, got)
 }
 
+// Expander, the exported face of the expander, hands over what an endpoint
+// would: every sample in chunks, the staleness markers, then one flush.
+func TestExpanderExpandsLikeAnEndpoint(t *testing.T) {
+	fr := labelledFrame(5000, 2*chunkSize+1)
+	fr.Stale = append(fr.Stale, encode.Stale{Hash: 7, Labels: fr.Objects[0].Set.Labels(0)})
+	var items []Item
+	chunks, flushes := 0, 0
+	var x Expander
+	for range 2 { // scratch space reused between frames
+		items, chunks, flushes = items[:0], 0, 0
+		n := x.Expand(t.Context(), fr, func(_ context.Context, in []Item) int {
+			require.Zero(t, flushes, "a flush comes after the last chunk")
+			require.LessOrEqual(t, len(in), chunkSize)
+			chunks++
+			items = append(items, in...)
+			return len(in)
+		}, func() { flushes++ })
+		require.Equal(t, 2*chunkSize+2, n)
+		require.Len(t, items, n)
+		require.Equal(t, 3, chunks)
+		require.Equal(t, 1, flushes)
+		last := items[len(items)-1]
+		require.True(t, encode.IsStaleNaN(last.Value))
+		require.Equal(t, uint64(7), last.Hash)
+		require.Equal(t, int64(5000), last.Timestamp)
+	}
+}
+
 // flushCounter is an endpoint that counts samples and end-of-frame
 // flushes, and checks that a flush follows the frame's last sample.
 type flushCounter struct {
