@@ -30,10 +30,10 @@ const (
 	tagV2Samples    = 2<<3 | 2 // TimeSeries.samples
 	tagV2Metadata   = 5<<3 | 2 // TimeSeries.metadata
 	tagV2Value      = 1<<3 | 1 // Sample.value, fixed64
-	tagV2Timestamp  = 2<<3 | 0 // Sample.timestamp
-	tagV2Type       = 1<<3 | 0 // Metadata.type
-	tagV2HelpRef    = 3<<3 | 0 // Metadata.help_ref
-	tagV2UnitRef    = 4<<3 | 0 // Metadata.unit_ref
+	tagV2Timestamp  = 2 << 3   // Sample.timestamp, varint
+	tagV2Type       = 1 << 3   // Metadata.type, varint
+	tagV2HelpRef    = 3 << 3   // Metadata.help_ref, varint
+	tagV2UnitRef    = 4 << 3   // Metadata.unit_ref, varint
 )
 
 // appendRequest appends the request's bytes to dst, forwards, in one
