@@ -287,11 +287,21 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	a.restartTicker(a.cfg.SnapshotInterval)
 	leaderPoll := a.pollLeadership()
+	readyPoll := time.NewTicker(firstSnapshotPoll(a.cfg.SnapshotInterval))
+	defer readyPoll.Stop()
 	for running := true; running; {
 		select {
 		case <-ctx.Done():
 			running = false
+		case <-readyPoll.C:
+			if a.Ready() {
+				readyPoll.Stop()
+				n := a.snapshot(time.Now())
+				a.restartTicker(a.cfg.SnapshotInterval)
+				a.log.Info("initial lists stored: took the first snapshot", "samples", n)
+			}
 		case t := <-a.ticker.C:
+			readyPoll.Stop()
 			a.nextTick.Store(t.Add(a.cfg.SnapshotInterval).UnixNano())
 			n := a.snapshot(t)
 			a.log.Debug("snapshot queued", "samples", n, "took", time.Since(t))
@@ -352,6 +362,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.log.Info("stopped")
 	return nil
+}
+
+// firstSnapshotPoll is how often the loop checks, until the first snapshot,
+// whether every initial list is in: the first snapshot is taken then, not
+// a whole snapshot_interval after start.
+func firstSnapshotPoll(interval time.Duration) time.Duration {
+	return min(max(interval/20, 10*time.Millisecond), 250*time.Millisecond)
 }
 
 // pollLeadership returns a channel that ticks a few times per retry_period
