@@ -120,7 +120,7 @@ customResourceState:
               help: Whether the widget is ready.
               each: {type: Gauge, gauge: {path: [status, ready]}}
 rbac: {extraRules: [{apiGroups: [example.com], resources: [widgets], verbs: [list, watch]}]}
-kubelet: {enabled: true, mode: apiserver, config: {interval: 1m, paths: [{path: /metrics/cadvisor}, {path: /metrics/resource}]}}
+kubelet: {enabled: true, mode: apiserver, allowNodesProxyWhichAllowsExec: true, config: {interval: 1m, paths: [{path: /metrics/cadvisor}, {path: /metrics/resource}]}}
 pull: {enabled: true, port: 8081}
 networkPolicy: {enabled: true, ingress: [{from: [{podSelector: {matchLabels: {app: prometheus}}}]}]}
 selfMonitor: {enabled: false}

@@ -322,14 +322,14 @@ func rules(t *testing.T, r rendered, kind string) map[string][]rbacv1.PolicyRule
 	return out
 }
 
-// granted returns the group/resource pairs the ClusterRoles grant get,
-// list and watch on.
+// granted returns the group/resource pairs the ClusterRoles grant list and
+// watch on: only list and watch.
 func granted(t *testing.T, r rendered) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
 	for _, rs := range rules(t, r, "ClusterRole") {
 		for _, rule := range rs {
-			require.Equal(t, []string{"get", "list", "watch"}, rule.Verbs)
+			require.Equal(t, []string{"list", "watch"}, rule.Verbs)
 			for _, g := range rule.APIGroups {
 				for _, res := range rule.Resources {
 					out[schema.GroupResource{Group: g, Resource: res}.String()] = true
