@@ -81,7 +81,7 @@ func (e *helmError) Error() string {
 // renderChart renders the chart as release kube-state-push in namespace
 // kube-state-push (the names deploy/ uses) with the helm template
 // arguments given, into what the kustomization tests look at: the objects,
-// and the agent configuration from the chart's ConfigMap.
+// and the agent configuration from the chart's Secret.
 func renderChart(t *testing.T, args ...string) rendered {
 	t.Helper()
 	return renderRelease(t, "kube-state-push", "kube-state-push", args...)
@@ -94,17 +94,27 @@ func renderRelease(t *testing.T, release, namespace string, args ...string) rend
 	require.NoError(t, err)
 	var r rendered
 	for _, obj := range splitManifests(t, out) {
-		if obj["kind"] == "ConfigMap" {
+		require.NotEqual(t, "ConfigMap", obj["kind"], "the configuration may hold credentials: a Secret")
+		if obj["kind"] == "Secret" && nested(obj, "metadata", "name") == release+"-config" {
 			require.Nil(t, r.config, "one configuration")
-			cfg, ok := nested(obj, "data", configFile).(string)
-			require.True(t, ok, "the ConfigMap holds %s", configFile)
-			r.config = []byte(cfg)
+			r.config = secretFile(t, obj, configFile)
 			continue
 		}
 		r.objects = append(r.objects, obj)
 	}
 	require.NotNil(t, r.config, "the chart renders the agent's configuration")
 	return r
+}
+
+// secretFile returns the decoded value of a key of a rendered Secret.
+func secretFile(t *testing.T, obj map[string]any, key string) []byte {
+	t.Helper()
+	var s corev1.Secret
+	decodeStrict(t, obj, &s)
+	require.Empty(t, s.StringData, "data only, as the API server returns it")
+	v, ok := s.Data[key]
+	require.True(t, ok, "Secret %s holds %s", s.Name, key)
+	return v
 }
 
 // splitManifests parses a multi-document YAML stream, leaving out empty

@@ -28,6 +28,8 @@ a quarter above the sum of the endpoints' disk_buffer.max_bytes, in Mi.
 {{- define "kube-state-push.bufferSize" -}}
 {{- if .Values.persistence.size -}}
 {{- .Values.persistence.size -}}
+{{- else if .Values.existingConfigSecret -}}
+{{- fail "persistence.size: required with existingConfigSecret, whose endpoints' max_bytes the chart cannot read" -}}
 {{- else -}}
 {{- $total := int64 0 -}}
 {{- range include "kube-state-push.remoteWrite" . | fromYamlArray -}}
