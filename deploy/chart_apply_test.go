@@ -127,7 +127,7 @@ selfMonitor: {enabled: false}
 securityContext: {enabled: false}
 `), 0o600))
 	// Credentials inline and from a Secret of the user's, which the
-	// chart mounts.
+	// chart mounts; the web configuration from another.
 	credentials := filepath.Join(t.TempDir(), "credentials.yaml")
 	require.NoError(t, os.WriteFile(credentials, []byte(chartCredentials+`
   - url: https://mimir.example.com/api/v1/push
@@ -137,6 +137,8 @@ extraVolumes: [{name: remote-write-credentials, secret: {secretName: remote-writ
 extraVolumeMounts: [{name: remote-write-credentials, mountPath: /etc/kube-state-push-secrets, readOnly: true}]
 extraEnv: [{name: CLUSTER, valueFrom: {secretKeyRef: {name: remote-write-credentials, key: cluster}}}]
 extraEnvFrom: [{secretRef: {name: remote-write-credentials, optional: true}}]
+webConfig: {existingSecret: agent-web, tls: true}
+networkPolicy: {enabled: true, ingressFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]}
 `), 0o600))
 	existing := filepath.Join(t.TempDir(), "existing.yaml")
 	require.NoError(t, os.WriteFile(existing, []byte("existingConfigSecret: my-config\npersistence: {size: 1Gi}\n"), 0o600))
@@ -191,6 +193,7 @@ extraEnvFrom: [{secretRef: {name: remote-write-credentials, optional: true}}]
 				require.NoError(t, err)
 				pod := &dep.Spec.Template.Spec
 				require.Equal(t, "remote-write-credentials", secretVolumeOf(t, pod, pod.Containers[0], "/etc/kube-state-push-secrets/password"))
+				require.Equal(t, "agent-web", secretVolumeOf(t, pod, pod.Containers[0], "/etc/kube-state-push-web/web-config.yml"))
 				// No credential in anything the API server holds but the
 				// configuration Secret's data.
 				var all []map[string]any

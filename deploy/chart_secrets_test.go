@@ -122,7 +122,7 @@ func TestChartKeepsSecretsInSecrets(t *testing.T) {
 leaderElection: {enabled: true}
 pull: {enabled: true}
 kubelet: {enabled: true}
-networkPolicy: {enabled: true}
+networkPolicy: {enabled: true, ingressFrom: [{podSelector: {matchLabels: {app: prometheus}}}]}
 podAnnotations: {example.com/a: b}
 podLabels: {team: observability}
 service: {annotations: {example.com/s: t}}

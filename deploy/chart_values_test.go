@@ -203,6 +203,7 @@ func TestChartRefuses(t *testing.T) {
 		{[]string{"kubelet.enabled=true", "kubelet.mode=apiserver"}, "kubelet.mode: apiserver needs get on nodes/proxy, which allows running commands in every container of every node"},
 		{[]string{"kubelet.enabled=true", "kubelet.mode=apiserver", "kubelet.allowNodesProxyWhichAllowsExec=false"}, "set kubelet.allowNodesProxyWhichAllowsExec: true"},
 		{[]string{"existingConfigSecret=mine"}, "remoteWrite: unused with existingConfigSecret"},
+		{[]string{"networkPolicy.enabled=true", "networkPolicy.ingress[0].ports[0].port=8080", "networkPolicy.ingressFrom[0].podSelector.matchLabels.app=p"}, "networkPolicy.ingress and networkPolicy.ingressFrom"},
 		{[]string{"kubelet.enabled=true", "collectors={pods}"}, "kubelet.enabled: the kubelets are found through the nodes watch: add nodes to collectors"},
 		{[]string{"podSecurityContext.runAsUser=1000"}, "podSecurityContext: as in kube-state-metrics' chart, the pod's security context is securityContext"},
 		{[]string{"extraConfig.auto_sharding=true", "autosharding.enabled=true", "replicas=2"}, "extraConfig.auto_sharding: the chart sets auto_sharding from its own values"},
