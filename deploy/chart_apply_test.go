@@ -120,13 +120,29 @@ customResourceState:
               help: Whether the widget is ready.
               each: {type: Gauge, gauge: {path: [status, ready]}}
 rbac: {extraRules: [{apiGroups: [example.com], resources: [widgets], verbs: [list, watch]}]}
-kubelet: {enabled: true, mode: apiserver, config: {interval: 1m, paths: [{path: /metrics/cadvisor}, {path: /metrics/resource}]}}
+kubelet: {enabled: true, mode: apiserver, allowNodesProxyWhichAllowsExec: true, config: {interval: 1m, paths: [{path: /metrics/cadvisor}, {path: /metrics/resource}]}}
 pull: {enabled: true, port: 8081}
 networkPolicy: {enabled: true, ingress: [{from: [{podSelector: {matchLabels: {app: prometheus}}}]}]}
 selfMonitor: {enabled: false}
 securityContext: {enabled: false}
 `), 0o600))
-	shapes := map[string]string{"all": everything, "crs": crs}
+	// Credentials inline and from a Secret of the user's, which the
+	// chart mounts; the web configuration from another.
+	credentials := filepath.Join(t.TempDir(), "credentials.yaml")
+	require.NoError(t, os.WriteFile(credentials, []byte(chartCredentials+`
+  - url: https://mimir.example.com/api/v1/push
+    name: mimir
+    basic_auth: {username: kube-state-push, password_file: /etc/kube-state-push-secrets/password}
+extraVolumes: [{name: remote-write-credentials, secret: {secretName: remote-write-credentials}}]
+extraVolumeMounts: [{name: remote-write-credentials, mountPath: /etc/kube-state-push-secrets, readOnly: true}]
+extraEnv: [{name: CLUSTER, valueFrom: {secretKeyRef: {name: remote-write-credentials, key: cluster}}}]
+extraEnvFrom: [{secretRef: {name: remote-write-credentials, optional: true}}]
+webConfig: {existingSecret: agent-web, tls: true}
+networkPolicy: {enabled: true, ingressFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]}
+`), 0o600))
+	existing := filepath.Join(t.TempDir(), "existing.yaml")
+	require.NoError(t, os.WriteFile(existing, []byte("existingConfigSecret: my-config\npersistence: {size: 1Gi}\n"), 0o600))
+	shapes := map[string]string{"all": everything, "crs": crs, "credentials": credentials, "existing": existing}
 	for _, dir := range chartShapeDirs(t) {
 		shapes[dir] = filepath.Join(chartShapes, dir+"-values.yaml")
 	}
@@ -152,7 +168,50 @@ securityContext: {enabled: false}
 				kinds[obj["kind"].(string)]++
 			}
 			require.Equal(t, 1, kinds["Deployment"]+kinds["StatefulSet"], "one workload")
-			require.Equal(t, 1, kinds["ConfigMap"])
+			require.Zero(t, kinds["ConfigMap"])
+			if name == "existing" {
+				require.Zero(t, kinds["Secret"], "the user's Secret is the configuration")
+				return
+			}
+			require.Equal(t, 1, kinds["Secret"], "the configuration")
+			// What the API server holds is what the agent reads: the
+			// rendered configuration, which loads.
+			// The release's name does not hold the chart's: the full name
+			// is both.
+			fullname := release + "-kube-state-push"
+			stored, err := cs.CoreV1().Secrets(ns).Get(ctx, fullname+"-config", metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, corev1.SecretTypeOpaque, stored.Type)
+			cfg := loadRendered(t, name, rendered{config: stored.Data[configFile]})
+			require.NotEmpty(t, cfg.RemoteWrite)
+			if name == "credentials" {
+				for _, v := range secretValues {
+					require.Contains(t, string(stored.Data[configFile]), v)
+				}
+				require.Equal(t, "/etc/kube-state-push-secrets/password", cfg.RemoteWrite[len(cfg.RemoteWrite)-1].HTTPClientConfig.BasicAuth.PasswordFile)
+				dep, err := cs.AppsV1().Deployments(ns).Get(ctx, fullname, metav1.GetOptions{})
+				require.NoError(t, err)
+				pod := &dep.Spec.Template.Spec
+				require.Equal(t, "remote-write-credentials", secretVolumeOf(t, pod, pod.Containers[0], "/etc/kube-state-push-secrets/password"))
+				require.Equal(t, "agent-web", secretVolumeOf(t, pod, pod.Containers[0], "/etc/kube-state-push-web/web-config.yml"))
+				// No credential in anything the API server holds but the
+				// configuration Secret's data.
+				var all []map[string]any
+				for _, obj := range objs {
+					u := &unstructured.Unstructured{Object: obj}
+					gvk := u.GroupVersionKind()
+					m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+					require.NoError(t, err)
+					var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+					if m.Scope.Name() == "namespace" {
+						ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+					}
+					got, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+					require.NoError(t, err)
+					all = append(all, got.Object)
+				}
+				require.Empty(t, secretLeaks(t, all, secretValues))
+			}
 			if name == "crs" {
 				require.Equal(t, 1, kinds["ClusterRole"])
 				require.Equal(t, 1, kinds["NetworkPolicy"])

@@ -81,7 +81,7 @@ func (e *helmError) Error() string {
 // renderChart renders the chart as release kube-state-push in namespace
 // kube-state-push (the names deploy/ uses) with the helm template
 // arguments given, into what the kustomization tests look at: the objects,
-// and the agent configuration from the chart's ConfigMap.
+// and the agent configuration from the chart's Secret.
 func renderChart(t *testing.T, args ...string) rendered {
 	t.Helper()
 	return renderRelease(t, "kube-state-push", "kube-state-push", args...)
@@ -94,17 +94,27 @@ func renderRelease(t *testing.T, release, namespace string, args ...string) rend
 	require.NoError(t, err)
 	var r rendered
 	for _, obj := range splitManifests(t, out) {
-		if obj["kind"] == "ConfigMap" {
+		require.NotEqual(t, "ConfigMap", obj["kind"], "the configuration may hold credentials: a Secret")
+		if obj["kind"] == "Secret" && nested(obj, "metadata", "name") == release+"-config" {
 			require.Nil(t, r.config, "one configuration")
-			cfg, ok := nested(obj, "data", configFile).(string)
-			require.True(t, ok, "the ConfigMap holds %s", configFile)
-			r.config = []byte(cfg)
+			r.config = secretFile(t, obj, configFile)
 			continue
 		}
 		r.objects = append(r.objects, obj)
 	}
 	require.NotNil(t, r.config, "the chart renders the agent's configuration")
 	return r
+}
+
+// secretFile returns the decoded value of a key of a rendered Secret.
+func secretFile(t *testing.T, obj map[string]any, key string) []byte {
+	t.Helper()
+	var s corev1.Secret
+	decodeStrict(t, obj, &s)
+	require.Empty(t, s.StringData, "data only, as the API server returns it")
+	v, ok := s.Data[key]
+	require.True(t, ok, "Secret %s holds %s", s.Name, key)
+	return v
 }
 
 // splitManifests parses a multi-document YAML stream, leaving out empty
@@ -322,14 +332,14 @@ func rules(t *testing.T, r rendered, kind string) map[string][]rbacv1.PolicyRule
 	return out
 }
 
-// granted returns the group/resource pairs the ClusterRoles grant get,
-// list and watch on.
+// granted returns the group/resource pairs the ClusterRoles grant list and
+// watch on: only list and watch.
 func granted(t *testing.T, r rendered) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
 	for _, rs := range rules(t, r, "ClusterRole") {
 		for _, rule := range rs {
-			require.Equal(t, []string{"get", "list", "watch"}, rule.Verbs)
+			require.Equal(t, []string{"list", "watch"}, rule.Verbs)
 			for _, g := range rule.APIGroups {
 				for _, res := range rule.Resources {
 					out[schema.GroupResource{Group: g, Resource: res}.String()] = true

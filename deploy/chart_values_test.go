@@ -84,8 +84,8 @@ remoteWrite:
 
 		got := rules(t, r, "ClusterRole")["kube-state-push"]
 		require.Equal(t, []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"nodes", "pods"}, Verbs: []string{"list", "watch"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"list", "watch"}},
 			{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Verbs: []string{"list", "watch"}},
 		}, got)
 	})
@@ -133,8 +133,8 @@ remoteWrite: [{url: "http://prometheus:9090/api/v1/write"}]
 		require.Equal(t, []string{"team-a", "team-b"}, namespaces)
 		require.Len(t, roles, 1, "one name, in each namespace")
 		require.Equal(t, []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps", "pods"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps", "pods"}, Verbs: []string{"list", "watch"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"list", "watch"}},
 		}, roles["kube-state-push"].Rules)
 		require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kube-state-push", Namespace: "kube-state-push"}}, bindings["kube-state-push"].Subjects)
 		cfg := loadRendered(t, "values", r)
@@ -200,6 +200,10 @@ func TestChartRefuses(t *testing.T) {
 		{[]string{"metricLabelsAllowlist={pods}"}, `metricLabelsAllowlist: cannot read "pods"`},
 		{[]string{"kubelet.enabled=true", "kubelet.mode=proxy"}, "kubelet.mode"},
 		{[]string{"kubelet.enabled=true", "kubelet.config.mode=direct"}, "kubelet.config.mode: set kubelet.mode"},
+		{[]string{"kubelet.enabled=true", "kubelet.mode=apiserver"}, "kubelet.mode: apiserver needs get on nodes/proxy, which allows running commands in every container of every node"},
+		{[]string{"kubelet.enabled=true", "kubelet.mode=apiserver", "kubelet.allowNodesProxyWhichAllowsExec=false"}, "set kubelet.allowNodesProxyWhichAllowsExec: true"},
+		{[]string{"existingConfigSecret=mine"}, "remoteWrite: unused with existingConfigSecret"},
+		{[]string{"networkPolicy.enabled=true", "networkPolicy.ingress[0].ports[0].port=8080", "networkPolicy.ingressFrom[0].podSelector.matchLabels.app=p"}, "networkPolicy.ingress and networkPolicy.ingressFrom"},
 		{[]string{"kubelet.enabled=true", "collectors={pods}"}, "kubelet.enabled: the kubelets are found through the nodes watch: add nodes to collectors"},
 		{[]string{"podSecurityContext.runAsUser=1000"}, "podSecurityContext: as in kube-state-metrics' chart, the pod's security context is securityContext"},
 		{[]string{"extraConfig.auto_sharding=true", "autosharding.enabled=true", "replicas=2"}, "extraConfig.auto_sharding: the chart sets auto_sharding from its own values"},

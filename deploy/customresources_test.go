@@ -10,7 +10,7 @@ import (
 
 // The custom-resources overlay grants what its custom_resource_state needs
 // on top of the base: list and watch on CRDs (the agent's discovery), and
-// get, list and watch on every configured kind (by its default plural, the
+// list and watch on every configured kind (by its default plural, the
 // lower-case kind plus "s", as kubebuilder and kube-state-metrics derive
 // it), and nothing else.
 func TestCustomResourcesOverlay(t *testing.T) {
@@ -28,7 +28,7 @@ func TestCustomResourcesOverlay(t *testing.T) {
 	want["customresourcedefinitions.apiextensions.k8s.io"] = "list,watch"
 	for _, res := range cfg.CustomResourceState.Doc.Spec.Resources {
 		gvk := res.GroupVersionKind
-		want[strings.ToLower(gvk.Kind)+"s."+gvk.Group] = "get,list,watch"
+		want[strings.ToLower(gvk.Kind)+"s."+gvk.Group] = "list,watch"
 	}
 	require.Equal(t, want, verbsGranted(t, r))
 }

@@ -1,5 +1,6 @@
 // Package deploy_test checks the Kubernetes manifests in deploy/ against
-// the code: the ClusterRole grants exactly what the agent watches, read-only,
+// the code: the ClusterRole grants list and watch on exactly what the agent
+// watches,
 // the configurations load, every kustomization runs each endpoint with a
 // disk buffer of its own on a writable volume (diskbuffer_test.go, on
 // kustomizations rendered by render_test.go), and the install walkthrough
@@ -19,8 +20,8 @@ import (
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
-// The ClusterRole grants get, list and watch on exactly the resources the
-// agent can watch: no more, no less.
+// The ClusterRole grants list and watch, not get, on exactly the resources
+// the agent can watch: no more, no less.
 func TestClusterRole(t *testing.T) {
 	var role rbacv1.ClusterRole
 	readManifest(t, "base/clusterrole.yaml", &role, true)
@@ -28,7 +29,7 @@ func TestClusterRole(t *testing.T) {
 
 	var got []string
 	for i, rule := range role.Rules {
-		require.Equal(t, []string{"get", "list", "watch"}, rule.Verbs, "rule %d verbs", i)
+		require.Equal(t, []string{"list", "watch"}, rule.Verbs, "rule %d verbs", i)
 		require.Empty(t, rule.ResourceNames, "rule %d", i)
 		require.Empty(t, rule.NonResourceURLs, "rule %d", i)
 		require.True(t, sort.StringsAreSorted(rule.Resources), "rule %d: resources sorted", i)
@@ -216,7 +217,7 @@ func TestNoSecretsOverlay(t *testing.T) {
 			var role rbacv1.ClusterRole
 			require.NoError(t, json.Unmarshal(b, &role))
 			for _, rule := range role.Rules {
-				require.Equal(t, []string{"get", "list", "watch"}, rule.Verbs)
+				require.Equal(t, []string{"list", "watch"}, rule.Verbs)
 				for _, g := range rule.APIGroups {
 					for _, res := range rule.Resources {
 						out[g+"/"+res] = true

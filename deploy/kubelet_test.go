@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 // renders it in-process and, with kubectl at hand, with kubectl.
 func TestKubeletRBAC(t *testing.T) {
 	base := verbsGranted(t, renderKustomization(t, "base"))
-	require.Equal(t, "get,list,watch", base["nodes"], "the node list comes from the nodes watch")
+	require.Equal(t, "list,watch", base["nodes"], "the node list comes from the nodes watch")
 	for mode, sub := range map[string]string{"direct": "nodes/metrics", "apiserver": "nodes/proxy"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
@@ -66,7 +67,8 @@ func TestKubeletRBAC(t *testing.T) {
 			// The chart's kubelet value grants exactly what the patch does.
 			if haveHelm(t) {
 				c := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write",
-					"--set", "kubelet.enabled=true", "--set", "kubelet.mode="+mode, "--set", "kubelet.config.interval=1m")
+					"--set", "kubelet.enabled=true", "--set", "kubelet.mode="+mode, "--set", "kubelet.config.interval=1m",
+					"--set", "kubelet.allowNodesProxyWhichAllowsExec="+strconv.FormatBool(mode == "apiserver"))
 				require.Equal(t, want, verbsGranted(t, c), "the chart's ClusterRole with kubelet.mode %s", mode)
 				chartCfg := loadRendered(t, "chart", c)
 				require.NotNil(t, chartCfg.Kubelet)

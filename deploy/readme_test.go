@@ -1,6 +1,8 @@
 package deploy_test
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kube-state-push/kube-state-push/config"
 )
@@ -185,13 +188,35 @@ func TestReadmeInstallWalkthrough(t *testing.T) {
 	}
 
 	// The configuration snippets load as they are: those of the install
-	// pages, and the README's minimal configuration.
+	// pages, and the README's minimal configuration. A snippet whose keys
+	// are all the chart's values is values: it renders into a
+	// configuration that loads.
+	var schema struct {
+		Properties map[string]any `json:"properties"`
+	}
+	readManifest(t, filepath.Join(chartDir, "values.schema.json"), &schema, false)
 	snippets := append(codeBlocks(section, "yaml"), codeBlocks(string(mustRead(t, "../README.md")), "yaml")...)
 	require.NotEmpty(t, snippets)
+	values := 0
 	for i, y := range snippets {
+		var top map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(y), &top), "snippet %d", i)
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(top)), func(k string) bool { return schema.Properties[k] == nil }) {
+			values++
+			if !haveHelm(t) {
+				continue
+			}
+			args := []string{"-f", writeValues(t, y)}
+			if top["remoteWrite"] == nil {
+				args = append(args, "--set", "remoteWrite[0].url=http://prometheus.monitoring.svc:9090/api/v1/write")
+			}
+			loadRendered(t, fmt.Sprintf("install snippet %d", i), renderChart(t, args...))
+			continue
+		}
 		_, err := config.Load([]byte(y), "README snippet")
 		require.NoError(t, err, "snippet %d:\n%s", i, y)
 	}
+	require.Less(t, values, len(snippets), "a configuration snippet, not only values")
 
 	// The prose names a ConfigMap the base generates, the reload path and
 	// metric, and files that exist.

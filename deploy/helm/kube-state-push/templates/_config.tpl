@@ -28,6 +28,8 @@ a quarter above the sum of the endpoints' disk_buffer.max_bytes, in Mi.
 {{- define "kube-state-push.bufferSize" -}}
 {{- if .Values.persistence.size -}}
 {{- .Values.persistence.size -}}
+{{- else if .Values.existingConfigSecret -}}
+{{- fail "persistence.size: required with existingConfigSecret, whose endpoints' max_bytes the chart cannot read" -}}
 {{- else -}}
 {{- $total := int64 0 -}}
 {{- range include "kube-state-push.remoteWrite" . | fromYamlArray -}}
@@ -87,8 +89,7 @@ cannot work are refused here, naming the values.
 {{- $_ := set $cfg "custom_resource_state" $crs -}}
 {{- end -}}
 {{- if .Values.kubelet.enabled -}}
-{{- $mode := .Values.kubelet.mode | default "direct" -}}
-{{- if not (has $mode (list "direct" "apiserver")) }}{{ fail (printf "kubelet.mode: direct or apiserver, not %q" $mode) }}{{ end -}}
+{{- $mode := include "kube-state-push.kubeletMode" . -}}
 {{- if hasKey (.Values.kubelet.config | default dict) "mode" }}{{ fail "kubelet.config.mode: set kubelet.mode, from which the chart also grants the RBAC" }}{{ end -}}
 {{- with include "kube-state-push.collectors" . | fromYamlArray -}}
 {{- if not (has "nodes" .) }}{{ fail "kubelet.enabled: the kubelets are found through the nodes watch: add nodes to collectors" }}{{ end -}}

@@ -58,11 +58,12 @@ volumeattachments: {group: storage.k8s.io, namespaced: false}
 {{- end -}}
 
 {{/*
-kube-state-push.rules: get, list and watch on the collectors, one rule per
-API group in the order of deploy/base/clusterrole.yaml (groups and
-resources sorted); on all the agent can watch when collectors is empty, as
-deploy/base grants. Then list and watch on CRDs for customResourceState,
-and rbac.extraRules.
+kube-state-push.rules: list and watch on the collectors (the agent never
+gets one object of them), one rule per API group in the order of
+deploy/base/clusterrole.yaml (groups and resources sorted); on all the
+agent can watch when collectors is empty, as deploy/base grants. Then list
+and watch on CRDs for customResourceState, get on the kubelet subresource
+its mode reads, and rbac.extraRules.
 */}}
 {{- define "kube-state-push.rules" -}}
 {{- $table := include "kube-state-push.resources" . | fromYaml -}}
@@ -76,7 +77,7 @@ and rbac.extraRules.
 {{- range $g := keys $groups | sortAlpha }}
 - apiGroups: [{{ $g | quote }}]
   resources: {{ get $groups $g | sortAlpha | toJson }}
-  verbs: [get, list, watch]
+  verbs: [list, watch]
 {{- end }}
 {{- if .Values.customResourceState.enabled }}
 # custom_resource_state: the agent watches the CRDs for the configured kinds
@@ -87,12 +88,21 @@ and rbac.extraRules.
   verbs: [list, watch]
 {{- end }}
 {{- if .Values.kubelet.enabled }}
-# kubelet: the agent reads the kubelets' metrics {{ if eq (.Values.kubelet.mode | default "direct") "apiserver" }}through the API server's
-# node proxy (get only: nodes/proxy with create would reach exec){{ else }}directly; each kubelet
-# asks the API server whether the agent may get nodes/metrics{{ end }}.
+{{- if eq (include "kube-state-push.kubeletMode" .) "apiserver" }}
+# kubelet, apiserver mode: the agent reads the kubelets' metrics through the
+# API server's node proxy. get on nodes/proxy allows running commands in
+# every container of every node (exec over a WebSocket is a GET): granted
+# only because kubelet.allowNodesProxyWhichAllowsExec says so.
 - apiGroups: [""]
-  resources: [{{ if eq (.Values.kubelet.mode | default "direct") "apiserver" }}nodes/proxy{{ else }}nodes/metrics{{ end }}]
+  resources: [nodes/proxy]
   verbs: [get]
+{{- else }}
+# kubelet, direct mode: each kubelet asks the API server whether the agent
+# may get nodes/metrics, which reaches the metrics endpoints only.
+- apiGroups: [""]
+  resources: [nodes/metrics]
+  verbs: [get]
+{{- end }}
 {{- end }}
 {{- with .Values.rbac.extraRules }}
 {{ toYaml . }}
@@ -124,4 +134,17 @@ customResourceState (which watches CRDs).
 {{- fail (printf "rbac.useClusterRole: false grants Roles in namespaces only, which cannot cover the cluster-scoped collectors %s" (join ", " $cluster)) -}}
 {{- end -}}
 {{- toYaml $namespaces -}}
+{{- end -}}
+
+{{/*
+kube-state-push.kubeletMode: kubelet.mode, refused when it is apiserver
+without kubelet.allowNodesProxyWhichAllowsExec, whose grant allows exec.
+*/}}
+{{- define "kube-state-push.kubeletMode" -}}
+{{- $mode := .Values.kubelet.mode | default "direct" -}}
+{{- if not (has $mode (list "direct" "apiserver")) }}{{ fail (printf "kubelet.mode: direct or apiserver, not %q" $mode) }}{{ end -}}
+{{- if and (eq $mode "apiserver") (not .Values.kubelet.allowNodesProxyWhichAllowsExec) -}}
+{{- fail "kubelet.mode: apiserver needs get on nodes/proxy, which allows running commands in every container of every node: use mode direct (get on nodes/metrics), or set kubelet.allowNodesProxyWhichAllowsExec: true" -}}
+{{- end -}}
+{{- $mode -}}
 {{- end -}}
