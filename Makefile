@@ -17,7 +17,7 @@ all: build
 build: ## Build bin/kube-state-push.
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-state-push ./cmd/kube-state-push
 
-tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, helm (for the chart tests), a hollow kubelet (tools/kubelet, for the kubelet tests), golangci-lint and govulncheck from the Go module proxy (cached).
+tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, Mimir, helm (for the chart tests), a hollow kubelet (tools/kubelet, for the kubelet tests), golangci-lint and govulncheck from the Go module proxy (cached).
 	scripts/build-tools.sh
 
 lint-tools: ## Build only golangci-lint and govulncheck (tools/lint).

@@ -182,7 +182,7 @@ func expectDoomedStale(t *testing.T, query queryFunc, c kubernetes.Interface, ns
 // of its scrape targets, never what remote write brought (v0.316.0,
 // web/api/v1/api.go metricMetadata), and its receiver ignores 1.0 metadata
 // altogether; so 1.0 metadata is checked as accepted by the receiver, and
-// its content in TestMimirSemantics.
+// its content in TestReceiverMimir.
 func TestReceiverPrometheus(t *testing.T) {
 	needEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

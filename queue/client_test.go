@@ -87,10 +87,13 @@ func TestStatusCodes(t *testing.T) {
 		wantDropped string
 		// wantCodes is requests_total by code.
 		wantCodes map[string]float64
+		// wantDeduplicated is true when the samples count as deduplicated
+		// (a 202 from Mimir's HA tracker).
+		wantDeduplicated bool
 	}{
 		{name: "200 sent", answers: []answer{status(200)}, wantRequests: 1, wantCodes: map[string]float64{"200": 1}},
 		{name: "204 sent", answers: []answer{status(204)}, wantRequests: 1, wantCodes: map[string]float64{"204": 1}},
-		{name: "202 sent", answers: []answer{status(202)}, wantRequests: 1, wantCodes: map[string]float64{"202": 1}},
+		{name: "202 sent, deduplicated", answers: []answer{status(202)}, wantRequests: 1, wantCodes: map[string]float64{"202": 1}, wantDeduplicated: true},
 		{name: "400 dropped", answers: []answer{status(400), status(204)}, wantRequests: 1, wantDropped: ReasonBadRequest, wantCodes: map[string]float64{"400": 1}},
 		{name: "409 dropped", answers: []answer{status(409), status(204)}, wantRequests: 1, wantDropped: ReasonConflict, wantCodes: map[string]float64{"409": 1}},
 		{
@@ -164,6 +167,11 @@ func TestStatusCodes(t *testing.T) {
 				wantSent = 0
 			}
 			require.Equal(t, wantSent, counter(t, m.samplesSent), "sent")
+			wantDeduplicated := 0.0
+			if tt.wantDeduplicated {
+				wantDeduplicated = n
+			}
+			require.Equal(t, wantDeduplicated, counter(t, m.deduplicated), "deduplicated")
 			require.Equal(t, n*retries, counter(t, m.samplesRetried), "retried")
 			require.Equal(t, n*retries, counter(t, m.samplesFailed), "failed")
 			for _, r := range reasons {

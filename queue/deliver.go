@@ -167,6 +167,12 @@ func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc e
 		return delivered
 	}
 	if err == nil {
+		// A 202 is Mimir's HA tracker keeping another replica's samples:
+		// these are taken on purpose and never retried, so they count as
+		// sent, and as deduplicated so that nobody reads them as stored.
+		if w.accepted {
+			e.metrics.deduplicated.Add(float64(n))
+		}
 		e.metrics.sent.Add(float64(n))
 		e.metrics.bytes.Add(float64(len(body.buf)))
 		e.sent.Add(int64(n))

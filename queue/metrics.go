@@ -40,6 +40,7 @@ type Metrics struct {
 	sendDuration   *prometheus.HistogramVec
 	fallbacks      *prometheus.CounterVec
 	notWritten     *prometheus.CounterVec
+	deduplicated   *prometheus.CounterVec
 	metadataSent   *prometheus.CounterVec
 	protocol       *prometheus.GaugeVec
 	// buffer are the resharding and disk buffer metrics (buffermetrics.go).
@@ -97,6 +98,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"Times a Remote-Write 2.0 endpoint was found to speak only 1.0 and the endpoint fell back to 1.0, by reason.", "endpoint", "reason"),
 		notWritten: counter("samples_not_written_total",
 			"Samples a Remote-Write 2.0 endpoint answered with success but did not count in X-Prometheus-Remote-Write-Samples-Written.", "endpoint"),
+		deduplicated: counter("samples_deduplicated_total",
+			"Samples the endpoint answered 202 Accepted and did not store, because another replica of their HA cluster is elected (Mimir's HA tracker); also counted as sent.", "endpoint"),
 		metadataSent: counter("metadata_sent_total",
 			"Metadata entries (HELP, TYPE) accepted by a Remote-Write 1.0 endpoint.", "endpoint"),
 		protocol: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -104,14 +107,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Remote-Write major version the endpoint is sent with now: 1 or 2.",
 		}, []string{"endpoint"}),
 	}
-	reg.MustRegister(m.fallbacks, m.notWritten, m.metadataSent, m.protocol)
+	reg.MustRegister(m.fallbacks, m.notWritten, m.deduplicated, m.metadataSent, m.protocol)
 	reg.MustRegister(m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
 		m.bytesSent, m.requests, m.queueLength, m.shards, m.sendDuration)
 	m.buffer = newBufferMetrics(reg)
 	m.all = []partialDeleter{
 		m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped, m.bytesSent,
 		m.requests, m.queueLength, m.shards, m.sendDuration, m.fallbacks, m.notWritten,
-		m.metadataSent, m.protocol,
+		m.deduplicated, m.metadataSent, m.protocol,
 		m.buffer.desired, m.buffer.bytes, m.buffer.segments, m.buffer.corrupt, m.buffer.resent,
 	}
 	return m
@@ -140,6 +143,7 @@ type endpointMetrics struct {
 	buf                          *bufferMetrics
 	fallbacks                    map[string]prometheus.Counter
 	notWritten, metadataSent     prometheus.Counter
+	deduplicated                 prometheus.Counter
 	protocol                     prometheus.Gauge
 }
 
@@ -163,6 +167,7 @@ func (m *Metrics) forEndpoint(name string) *endpointMetrics {
 		FallbackNoWrittenHeader: m.fallbacks.WithLabelValues(name, FallbackNoWrittenHeader),
 	}
 	em.notWritten = m.notWritten.WithLabelValues(name)
+	em.deduplicated = m.deduplicated.WithLabelValues(name)
 	em.metadataSent = m.metadataSent.WithLabelValues(name)
 	em.protocol = m.protocol.WithLabelValues(name)
 	em.buf = m.buffer.forEndpoint(name)

@@ -262,7 +262,7 @@ func TestProtobufMessageValidate(t *testing.T) {
 }
 
 // Mimir answers 202 with Samples-Written 0 to an HA replica that is not the
-// elected one: a success, with nothing counted as not written.
+// elected one: a success, counted as deduplicated and not as not written.
 func TestRemoteWrite2Accepted(t *testing.T) {
 	srv := newProtoServer(t, func(_, _ int, w http.ResponseWriter) {
 		w.Header().Set(samplesWritten, "0")
@@ -272,6 +272,7 @@ func TestRemoteWrite2Accepted(t *testing.T) {
 	e.appendItems(t.Context(), items(4, 1000))
 	require.NoError(t, stop(t, e, 5*time.Second))
 	require.Equal(t, 4.0, counter(t, m.samplesSent))
+	require.Equal(t, 4.0, counter(t, m.deduplicated))
 	require.Zero(t, counter(t, m.notWritten))
 	require.Equal(t, 2.0, testutil.ToFloat64(m.protocol.WithLabelValues(testEndpoint)))
 }

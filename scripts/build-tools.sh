@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
-# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos, helm, a hollow
-# kubelet) and the linters (golangci-lint, govulncheck and its vulnerability
+# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos, Mimir, helm, a
+# hollow kubelet) and the linters (golangci-lint, govulncheck and its vulnerability
 # database) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
 # its go.mod and go.sum (and the Go version), so a second run only links
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|kubelet|prometheus|ksm|ksm1|vm|thanos|helm|lint ...]   (default: all)
+#   scripts/build-tools.sh [kube|kubelet|prometheus|ksm|ksm1|vm|thanos|mimir|helm|lint ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -62,6 +62,15 @@ build_thanos() {
 	go build -trimpath -tags netgo,slicelabels -ldflags "-s -w" -o "$out/thanos" github.com/thanos-io/thanos/cmd/thanos
 }
 
+build_mimir() {
+	local out=$1
+	# The tags and the static link are those of Mimir's own Makefile. The
+	# pseudo-version is main after the release VERSION names.
+	CGO_ENABLED=0 go build -trimpath -tags netgo,stringlabels \
+		-ldflags "-s -w -X github.com/grafana/mimir/pkg/util/version.Version=$(go list -m -f '{{.Version}}' github.com/grafana/mimir)" \
+		-o "$out/mimir" github.com/grafana/mimir/cmd/mimir
+}
+
 build_kubelet() {
 	local out=$1
 	# hollow-kubelet: k8s.io/kubernetes' hollow kubelet (kubemark's
@@ -94,7 +103,7 @@ build_lint() {
 }
 
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube kubelet prometheus ksm ksm1 vm thanos helm lint)
+[ ${#modules[@]} -gt 0 ] || modules=(kube kubelet prometheus ksm ksm1 vm thanos mimir helm lint)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"

@@ -9,15 +9,19 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // apiQuery runs an instant query against a Prometheus-compatible query API
 // at base (Prometheus, VictoriaMetrics, Thanos query), checks that it
 // succeeded with a result of type want ("vector", "matrix"), and decodes the
 // result into result. header is added to the request (a tenant, for
-// example).
-func apiQuery(ctx context.Context, base, q string, header http.Header, want string, result any) error {
+// example). A zero at evaluates the query at the receiver's now.
+func apiQuery(ctx context.Context, base, q string, at time.Time, header http.Header, want string, result any) error {
 	u := base + "/api/v1/query?query=" + url.QueryEscape(q)
+	if !at.IsZero() {
+		u += "&time=" + strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fmt.Errorf("querying %q at %s: %w", q, base, err)
@@ -56,11 +60,16 @@ func apiQuery(ctx context.Context, base, q string, header http.Header, want stri
 // queryVector runs an instant query at base (see apiQuery) and returns its
 // vector result.
 func queryVector(ctx context.Context, base, q string, header http.Header) ([]Sample, error) {
+	return queryVectorAt(ctx, base, q, time.Time{}, header)
+}
+
+// queryVectorAt is queryVector evaluated at time at.
+func queryVectorAt(ctx context.Context, base, q string, at time.Time, header http.Header) ([]Sample, error) {
 	var result []struct {
 		Metric map[string]string `json:"metric"`
 		Value  [2]any            `json:"value"`
 	}
-	if err := apiQuery(ctx, base, q, header, "vector", &result); err != nil {
+	if err := apiQuery(ctx, base, q, at, header, "vector", &result); err != nil {
 		return nil, err
 	}
 	out := make([]Sample, 0, len(result))

@@ -92,3 +92,8 @@ type Sample struct {
 func (p *Prometheus) Query(ctx context.Context, q string) ([]Sample, error) {
 	return queryVector(ctx, p.URL, q, nil)
 }
+
+// QueryAt runs an instant query evaluated at time at.
+func (p *Prometheus) QueryAt(ctx context.Context, q string, at time.Time) ([]Sample, error) {
+	return queryVectorAt(ctx, p.URL, q, at, nil)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -17,12 +18,18 @@ import (
 // step alignment. Staleness markers are not returned (Prometheus leaves them
 // out of range vectors).
 func (p *Prometheus) RawSamples(ctx context.Context, selector string, window time.Duration) ([]ExportedSeries, error) {
+	return rawSamples(ctx, p.URL, nil, selector, window)
+}
+
+// rawSamples is RawSamples against the query API at base, with header
+// added to the request.
+func rawSamples(ctx context.Context, base string, header http.Header, selector string, window time.Duration) ([]ExportedSeries, error) {
 	q := selector + "[" + model.Duration(window).String() + "]"
 	var result []struct {
 		Metric map[string]string    `json:"metric"`
 		Values [][2]json.RawMessage `json:"values"`
 	}
-	if err := apiQuery(ctx, p.URL, q, nil, "matrix", &result); err != nil {
+	if err := apiQuery(ctx, base, q, time.Time{}, header, "matrix", &result); err != nil {
 		return nil, err
 	}
 	out := make([]ExportedSeries, 0, len(result))
@@ -31,11 +38,11 @@ func (p *Prometheus) RawSamples(ctx context.Context, selector string, window tim
 		for i, pair := range r.Values {
 			var secs float64
 			if err := json.Unmarshal(pair[0], &secs); err != nil {
-				return nil, fmt.Errorf("querying %q at %s: timestamp %s: %w", q, p.URL, pair[0], err)
+				return nil, fmt.Errorf("querying %q at %s: timestamp %s: %w", q, base, pair[0], err)
 			}
 			var v jsonFloat
 			if err := v.UnmarshalJSON(pair[1]); err != nil {
-				return nil, fmt.Errorf("querying %q at %s: %w", q, p.URL, err)
+				return nil, fmt.Errorf("querying %q at %s: %w", q, base, err)
 			}
 			s.Timestamps[i] = int64(math.Round(secs * 1000))
 			s.Values[i] = float64(v)
