@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // vmHWM returns the peak resident set of a process, in bytes, from
@@ -32,6 +37,33 @@ func vmHWM(t *testing.T, pid int) int64 {
 	}
 	t.Fatalf("no VmHWM in /proc/%d/status", pid)
 	return 0
+}
+
+// gib is the size of the hostile kubelets' large body.
+const gib = 1 << 30
+
+// streamGiB is a kubelet that streams a 1 GiB body, written in chunks
+// until the reader hangs up. It counts its requests in reads and keeps the
+// most bytes it wrote for one in maxSent.
+func streamGiB(reads, maxSent *atomic.Int64) http.HandlerFunc {
+	chunk := []byte(strings.Repeat("container_memory_rss{id=\"/a-long-enough-cgroup-path\"} 1\n", 1024))
+	return func(w http.ResponseWriter, _ *http.Request) {
+		reads.Add(1)
+		var sent int64
+		for sent < gib { // bounded: at most 1 GiB per request
+			n, err := w.Write(chunk)
+			sent += int64(n)
+			if err != nil {
+				break
+			}
+		}
+		for {
+			m := maxSent.Load()
+			if sent <= m || maxSent.CompareAndSwap(m, sent) {
+				return
+			}
+		}
+	}
 }
 
 // TestKubeletHostileBodies puts three hostile kubelets on Node addresses,
@@ -61,22 +93,8 @@ kubelet_hostile_ok 1
 	}))
 	defer forge.Close()
 
-	const gib = 1 << 30
 	var hugeMax, hugeReads atomic.Int64
-	chunk := []byte(strings.Repeat("container_memory_rss{id=\"/a-long-enough-cgroup-path\"} 1\n", 1024))
-	huge := tlsServer(t, tl, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hugeReads.Add(1)
-		var sent int64
-		for sent < gib { // bounded: at most 1 GiB per request
-			n, err := w.Write(chunk)
-			sent += int64(n)
-			if err != nil {
-				break
-			}
-		}
-		for m := hugeMax.Load(); sent > m && !hugeMax.CompareAndSwap(m, sent); m = hugeMax.Load() {
-		}
-	}))
+	huge := tlsServer(t, tl, streamGiB(&hugeReads, &hugeMax))
 	defer huge.Close()
 
 	var many strings.Builder
@@ -151,5 +169,66 @@ kubelet_hostile_ok 1
 		require.NoError(t, err)
 		require.Empty(t, got, "nothing of a read over sample_limit is kept")
 	})
+	require.NoError(t, a.stop())
+}
+
+// TestKubeletHostileBodyThroughAPIServer streams 1 GiB from a fake
+// kubelet through the API server's node proxy: in apiserver mode too the
+// read stops at body_size_limit (client-go's own request would read it
+// whole), up is 0, and the agent's peak RSS stays bounded. The proxy
+// refuses loopback kubelets, so the fake listens on this machine's other
+// address.
+func TestKubeletHostileBodyThroughAPIServer(t *testing.T) {
+	needEnv(t)
+	ip := hostAddress()
+	if ip == "" {
+		t.Skip("no non-loopback address: the node proxy refuses loopback kubelets")
+	}
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	tl := writeKubeletTLS(t, t.TempDir())
+	cert, err := tls.LoadX509KeyPair(tl.certFile, tl.keyFile)
+	require.NoError(t, err)
+	var maxSent, reads atomic.Int64
+	srv := httptest.NewUnstartedServer(streamGiB(&reads, &maxSent))
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	require.NoError(t, err)
+	srv.Listener = l
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	defer srv.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+
+	node := "kubelet-hostile-proxy"
+	n, err := client.CoreV1().Nodes().Create(t.Context(), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { cleanupNodes(t, client, []string{node}) })
+	n.Status.Addresses = []v1.NodeAddress{{Type: v1.NodeHostName, Address: ip}, {Type: v1.NodeInternalIP, Address: ip}}
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(port)
+	_, err = client.CoreV1().Nodes().UpdateStatus(t.Context(), n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	cfg := pipelineConfig()
+	cfg.Resources = []string{"nodes"}
+	cfg.Kubelet = newKubelet("apiserver", "")
+	cfg.Kubelet.Timeout = 5 * time.Second
+	cfg.Kubelet.Interval = 6 * time.Second
+	a := startAgent(t, agentOptions{binary: true, config: cfg, waitReady: true})
+	expectQuery(t, `up{job="kubelet",node="`+node+`"}`, "node", map[string]float64{node: 0})
+	eventually(t, 30*time.Second, "a read failed on body_size_limit", func() error {
+		m := a.metrics(t)
+		if v := m.value(t, "kube_state_push_kubelet_read_errors_total", map[string]string{"node": node, "reason": "body_size_limit"}); v == 0 {
+			return fmt.Errorf("no body_size_limit error yet")
+		}
+		return nil
+	})
+	got, err := queryBy(t.Context(), `count({job="kubelet",node="`+node+`",__name__!="up"})`, "")
+	require.NoError(t, err)
+	require.Empty(t, got, "nothing of a body over the limit is kept")
+	sent := maxSent.Load()
+	require.Less(t, sent, int64(gib), "the read stopped long before 1 GiB")
+	hwm := vmHWM(t, a.cmd.Process.Pid)
+	t.Logf("1 GiB through the node proxy: %d reads, at most %d MiB written per read; agent peak RSS %d MiB", reads.Load(), sent>>20, hwm>>20)
+	require.Less(t, hwm, int64(320<<20))
 	require.NoError(t, a.stop())
 }
