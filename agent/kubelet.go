@@ -48,14 +48,15 @@ func (a *Agent) newKubelet(cfg *config.Config) (*kubeletSource, error) {
 		return nil, nil
 	}
 	var rd kubelet.Reader
+	var err error
 	switch cfg.Kubelet.Mode {
 	case kubelet.ModeAPIServer:
-		rd = kubelet.NewProxyReader(a.clients.Kube.CoreV1().RESTClient())
+		rd, err = kubelet.NewProxyReader(a.clients.REST, cfg.Kubelet.BodySizeLimit)
 	default:
-		var err error
-		if rd, err = kubelet.NewDirectReader(*cfg.Kubelet); err != nil {
-			return nil, err
-		}
+		rd, err = kubelet.NewDirectReader(*cfg.Kubelet, a.clients.REST)
+	}
+	if err != nil {
+		return nil, err
 	}
 	m := newSeriesMap("kubelet", nil, a.log, a.metrics.forResource("kubelet"))
 	m.synced.Store(true) // nothing to list: ready from the start
@@ -129,7 +130,7 @@ func (t nodeTee) Transformer() cache.TransformFunc {
 		if !ok || r.foreign {
 			return &r, nil
 		}
-		return &renderedNode{renderedObject: r, node: kubelet.NodeOf(n)}, nil
+		return &renderedNode{renderedObject: r, node: t.src.NodeOf(n)}, nil
 	}
 }
 
@@ -161,7 +162,7 @@ func (t nodeTee) Replace(list []any, rv string) error {
 		switch o := obj.(type) {
 		case *v1.Node:
 			if !t.foreign(obj) {
-				nodes = append(nodes, kubelet.NodeOf(o))
+				nodes = append(nodes, t.src.NodeOf(o))
 			}
 		case *renderedNode:
 			nodes = append(nodes, o.node)
@@ -181,7 +182,7 @@ func (t nodeTee) note(obj any) any {
 		if t.foreign(obj) {
 			t.src.Delete(o.UID)
 		} else {
-			t.src.Upsert(kubelet.NodeOf(o))
+			t.src.Upsert(t.src.NodeOf(o))
 		}
 	case *renderedNode:
 		t.src.Upsert(o.node)

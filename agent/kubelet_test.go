@@ -48,7 +48,7 @@ func TestNodeTeeOwnsOnlyShardNodes(t *testing.T) {
 	m := newSeriesMap("nodes", nil, slog.New(slog.DiscardHandler), newMetrics(reg).forResource("nodes"))
 	m.owns = func(uid types.UID) bool { return uid == "mine" }
 	var calls []string
-	src := kubelet.New(kubelet.Config{Interval: time.Hour, Timeout: time.Second, Concurrency: 1, Job: "kubelet",
+	src := kubelet.New(kubelet.Config{Interval: time.Hour, Timeout: time.Second, Concurrency: 1, Job: "kubelet", FamilyPrefixes: kubelet.DefaultFamilyPrefixes,
 		Paths: []kubelet.PathConfig{{Path: kubelet.PathCadvisor}}},
 		kubelet.Options{Reader: nopReader{}, Store: recordStore{&calls}, Metrics: kubelet.NewMetrics(reg)})
 	tee := nodeTee{seriesMap: m, src: src}

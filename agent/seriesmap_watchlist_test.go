@@ -267,7 +267,7 @@ func TestNodeTeeWatchList(t *testing.T) {
 		nodes.owns = func(uid types.UID) bool { return uid != "theirs" }
 		var calls []string
 		reg := prometheus.NewRegistry()
-		src := kubelet.New(kubelet.Config{Interval: time.Hour, Timeout: time.Second, Concurrency: 1, Job: "kubelet",
+		src := kubelet.New(kubelet.Config{Interval: time.Hour, Timeout: time.Second, Concurrency: 1, Job: "kubelet", FamilyPrefixes: kubelet.DefaultFamilyPrefixes,
 			Paths: []kubelet.PathConfig{{Path: kubelet.PathCadvisor}}},
 			kubelet.Options{Reader: nopReader{}, Store: recordStore{&calls}, Metrics: kubelet.NewMetrics(reg), Logger: slog.New(slog.DiscardHandler)})
 		tee := nodeTee{seriesMap: nodes, src: src}

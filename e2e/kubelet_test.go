@@ -267,10 +267,11 @@ func tlsServer(t *testing.T, tl kubeletTLS, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// fakeNode creates a node whose kubelet is the server at url (127.0.0.1).
+// fakeNode creates a node whose kubelet is the server at url (https:// or
+// http://127.0.0.1:<port>).
 func fakeNode(t *testing.T, c kubernetes.Interface, name, url string) {
 	t.Helper()
-	_, portText, err := net.SplitHostPort(strings.TrimPrefix(url, "https://"))
+	_, portText, err := net.SplitHostPort(strings.TrimPrefix(strings.TrimPrefix(url, "https://"), "http://"))
 	require.NoError(t, err)
 	port, err := strconv.Atoi(portText)
 	require.NoError(t, err)

@@ -36,10 +36,11 @@ func BenchmarkReadCadvisor30(b *testing.B) {
 	cfg.Scheme, cfg.BearerTokenFile, cfg.TLSConfig = "http", "", config.TLSConfig{}
 	cfg.Paths = []PathConfig{{Path: PathCadvisor}}
 	cfg.Interval = 30e9
+	cfg.MaxSampleAge = 0 // the recorded body's timestamps are old
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	rd, err := NewDirectReader(cfg)
+	rd, err := NewDirectReader(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,10 +93,11 @@ func BenchmarkSource100Nodes(b *testing.B) {
 	cfg.Scheme, cfg.BearerTokenFile, cfg.TLSConfig = "http", "", config.TLSConfig{}
 	cfg.Paths = []PathConfig{{Path: PathCadvisor}}
 	cfg.Interval = 30e9
+	cfg.MaxSampleAge = 0 // the recorded body's timestamps are old
 	if err := cfg.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	rd, err := NewDirectReader(cfg)
+	rd, err := NewDirectReader(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

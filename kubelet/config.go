@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/config"
@@ -14,11 +15,15 @@ import (
 
 // Modes the kubelets are reached in.
 const (
-	// ModeDirect dials https://<node InternalIP>:<kubelet port> with the
-	// service account token (RBAC: nodes/metrics).
+	// ModeDirect dials https://<node address>:<kubelet port> with the
+	// service account token (RBAC: get on nodes/metrics, which reaches
+	// the metrics paths only).
 	ModeDirect = "direct"
 	// ModeAPIServer goes through /api/v1/nodes/<name>/proxy/<path> (RBAC:
-	// nodes/proxy), for agents that cannot reach the node IPs.
+	// get on nodes/proxy), for agents that cannot reach the nodes. That
+	// grant is not read-only: the kubelet serves exec and attach as
+	// WebSocket over GET, so get on nodes/proxy runs commands in any
+	// container of any node.
 	ModeAPIServer = "apiserver"
 )
 
@@ -56,8 +61,39 @@ type Config struct {
 	// every read (it rotates); empty sends none.
 	BearerTokenFile string `yaml:"bearer_token_file"`
 	// TLSConfig verifies the kubelets in direct mode (the pod's CA by
-	// default).
+	// default; outside a pod, the kubeconfig's).
 	TLSConfig config.TLSConfig `yaml:"tls_config"`
+	// AllowTokenOverUnverifiedConnection lets the direct mode send the
+	// token where the kubelet's certificate is not verified (scheme http,
+	// or tls_config.insecure_skip_verify): whoever answers on a node's
+	// address then gets the token.
+	AllowTokenOverUnverifiedConnection bool `yaml:"allow_token_over_unverified_connection"`
+	// AddressTypes are the node address types the direct mode tries, in
+	// order, for a kubelet's address.
+	AddressTypes []string `yaml:"address_types"`
+	// BodySizeLimit is the largest body in bytes, after decompression; a
+	// larger one fails the read.
+	BodySizeLimit int64 `yaml:"body_size_limit"`
+	// SampleLimit fails a read that keeps more samples; 0 is no limit.
+	SampleLimit int `yaml:"sample_limit"`
+	// LabelLimit fails a read with a series of more labels; 0 is no limit.
+	LabelLimit int `yaml:"label_limit"`
+	// LabelNameLengthLimit fails a read with a longer label name; 0 is no
+	// limit.
+	LabelNameLengthLimit int `yaml:"label_name_length_limit"`
+	// LabelValueLengthLimit fails a read with a longer label value; 0 is
+	// no limit.
+	LabelValueLengthLimit int `yaml:"label_value_length_limit"`
+	// FamilyPrefixes are the metric name prefixes a body may carry;
+	// other series are dropped. kube_ series are always dropped: they are
+	// the agent's own.
+	FamilyPrefixes []string `yaml:"family_prefixes"`
+	// MaxSampleAge drops a sample whose timestamp is older than this at
+	// the read; 0 keeps any.
+	MaxSampleAge time.Duration `yaml:"max_sample_age"`
+	// MaxSampleFuture drops a sample whose timestamp is further ahead
+	// than this at the read; 0 keeps any.
+	MaxSampleFuture time.Duration `yaml:"max_sample_future"`
 	// Job is the job label of every series.
 	Job string `yaml:"job"`
 	// TargetLabels are added to every series whose body has no label of
@@ -96,6 +132,38 @@ var DefaultConfig = Config{
 	BearerTokenFile: serviceAccountToken,
 	TLSConfig:       config.TLSConfig{CAFile: serviceAccountCA},
 	Job:             "kubelet",
+	AddressTypes:    defaultAddressTypes,
+	FamilyPrefixes:  DefaultFamilyPrefixes,
+	BodySizeLimit:   16 << 20,
+	SampleLimit:     100_000,
+	MaxSampleAge:    10 * time.Minute,
+	MaxSampleFuture: 10 * time.Minute,
+}
+
+// Node address types, as status.addresses names them.
+const (
+	AddressInternalIP  = "InternalIP"
+	AddressExternalIP  = "ExternalIP"
+	AddressInternalDNS = "InternalDNS"
+	AddressExternalDNS = "ExternalDNS"
+	AddressHostname    = "Hostname"
+)
+
+// defaultAddressTypes is the order of the prometheus-operator's kubelet
+// endpoints, which kube-prometheus-stack scrapes.
+var defaultAddressTypes = []string{AddressInternalIP, AddressExternalIP, AddressHostname}
+
+// DefaultFamilyPrefixes are the families the kubelet serves on
+// /metrics/cadvisor, /metrics/resource, /metrics/probes and /metrics:
+// its own, cAdvisor's, and those of the Kubernetes libraries it links.
+var DefaultFamilyPrefixes = []string{
+	"aggregator_", "apiserver_", "authenticated_user_", "authentication_",
+	"cadvisor_", "cardinality_enforcement_", "container_", "csi_",
+	"disabled_metrics_", "force_cleaned_failed_volume_", "get_token_", "go_",
+	"hidden_metrics_", "kubelet_", "kubernetes_", "machine_", "node_",
+	"plugin_manager_", "pod_", "process_", "prober_", "reconstruct_volume_",
+	"registered_metrics_", "resource_scrape_", "rest_client_", "scrape_error",
+	"storage_operation_", "volume_", "workqueue_",
 }
 
 // defaultTargetLabels are the target labels of kube-prometheus-stack's
@@ -119,6 +187,9 @@ func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
 	if c.TargetLabels == nil {
 		c.TargetLabels = maps.Clone(defaultTargetLabels)
 	}
+	// The defaults' slices are shared: a Config owns its own.
+	c.AddressTypes = slices.Clone(c.AddressTypes)
+	c.FamilyPrefixes = slices.Clone(c.FamilyPrefixes)
 	return nil
 }
 
@@ -161,6 +232,8 @@ func (c *Config) Validate() error {
 	if err := c.TLSConfig.Validate(); err != nil {
 		errs = append(errs, confkey.Errorf("tls_config", "%v", err))
 	}
+	errs = append(errs, c.validateTrust()...)
+	errs = append(errs, c.validateLimits()...)
 	for _, name := range slices.Sorted(maps.Keys(c.TargetLabels)) {
 		key := "target_labels." + name
 		switch {
@@ -186,6 +259,73 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// UnverifiedToken reports whether the direct mode sends a token where the
+// kubelet's certificate is not verified, which Validate refuses unless
+// allow_token_over_unverified_connection accepts it.
+func (c *Config) UnverifiedToken() bool {
+	return c.Mode == ModeDirect && c.BearerTokenFile != "" && (c.Scheme == "http" || c.TLSConfig.InsecureSkipVerify)
+}
+
+// validateTrust refuses to send the token where whoever answers on a
+// node's address would get it, unless the operator said so.
+func (c *Config) validateTrust() []error {
+	var errs []error
+	if c.UnverifiedToken() && !c.AllowTokenOverUnverifiedConnection {
+		key, why := "scheme", "http sends bearer_token_file's token in clear text"
+		if c.Scheme != "http" {
+			key, why = "tls_config.insecure_skip_verify", "true sends bearer_token_file's token to any server on a node's address"
+		}
+		errs = append(errs, confkey.Errorf(key, "%s: set allow_token_over_unverified_connection: true to accept that, or bearer_token_file: \"\" to send none", why))
+	}
+	if len(c.AddressTypes) == 0 {
+		errs = append(errs, confkey.Errorf("address_types", "at least one address type is required"))
+	}
+	for i, t := range c.AddressTypes {
+		switch t {
+		case AddressInternalIP, AddressExternalIP, AddressInternalDNS, AddressExternalDNS, AddressHostname:
+		default:
+			errs = append(errs, confkey.Errorf(confkey.Index("address_types", i), "must be one of %s, %s, %s, %s, %s, not %q",
+				AddressInternalIP, AddressExternalIP, AddressInternalDNS, AddressExternalDNS, AddressHostname, t))
+		}
+	}
+	return errs
+}
+
+// validateLimits checks the limits a body is held to.
+func (c *Config) validateLimits() []error {
+	var errs []error
+	if c.BodySizeLimit < 1<<10 {
+		errs = append(errs, confkey.Errorf("body_size_limit", "must be at least 1024 bytes, not %d", c.BodySizeLimit))
+	}
+	for _, l := range []struct {
+		key string
+		v   int
+	}{{"sample_limit", c.SampleLimit}, {"label_limit", c.LabelLimit}, {"label_name_length_limit", c.LabelNameLengthLimit}, {"label_value_length_limit", c.LabelValueLengthLimit}} {
+		if l.v < 0 {
+			errs = append(errs, confkey.Errorf(l.key, "must be 0 (no limit) or more, not %d", l.v))
+		}
+	}
+	if c.MaxSampleAge < 0 {
+		errs = append(errs, confkey.Errorf("max_sample_age", "must be 0 (no limit) or more, not %s", c.MaxSampleAge))
+	}
+	if c.MaxSampleFuture < 0 {
+		errs = append(errs, confkey.Errorf("max_sample_future", "must be 0 (no limit) or more, not %s", c.MaxSampleFuture))
+	}
+	if len(c.FamilyPrefixes) == 0 {
+		errs = append(errs, confkey.Errorf("family_prefixes", "at least one prefix is required: without, no series passes"))
+	}
+	for i, p := range c.FamilyPrefixes {
+		if strings.HasPrefix(p, kubePrefix) {
+			errs = append(errs, confkey.Errorf(confkey.Index("family_prefixes", i), "%q never passes: kube_ series are the agent's own", p))
+		}
+	}
+	return errs
+}
+
+// kubePrefix starts the agent's own state series, which a kubelet body
+// never carries.
+const kubePrefix = "kube_"
 
 // reserved are the labels every series gets from the agent.
 var reserved = map[string]bool{"job": true, "node": true, "instance": true, "metrics_path": true}

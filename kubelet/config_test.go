@@ -28,6 +28,12 @@ var badConfigs = map[string]string{
 	"duplicate_path":        `duplicate_path.bad.yaml:7: kubelet.paths[2].path: "/metrics/cadvisor" is also paths[0]`,
 	"keep_empty":            `keep_empty.bad.yaml:6: kubelet.paths[0].keep_empty_container: applies only to /metrics/cadvisor`,
 	"concurrency":           `concurrency.bad.yaml:4: kubelet.concurrency: must be at least 1, not 0`,
+	"token_over_http":       `token_over_http.bad.yaml:4: kubelet.scheme: http sends bearer_token_file's token in clear text: set allow_token_over_unverified_connection: true to accept that, or bearer_token_file: "" to send none`,
+	"token_unverified":      `token_unverified.bad.yaml:5: kubelet.tls_config.insecure_skip_verify: true sends bearer_token_file's token to any server on a node's address: set allow_token_over_unverified_connection: true to accept that, or bearer_token_file: "" to send none`,
+	"address_type":          `address_type.bad.yaml:4: kubelet.address_types[1]: must be one of InternalIP, ExternalIP, InternalDNS, ExternalDNS, Hostname, not "PublicIP"`,
+	"sample_limit":          `sample_limit.bad.yaml:4: kubelet.sample_limit: must be 0 (no limit) or more, not -1`,
+	"family_kube":           `family_kube.bad.yaml:4: kubelet.family_prefixes[1]: "kube_pod_" never passes: kube_ series are the agent's own`,
+	"body_size_limit":       `body_size_limit.bad.yaml:4: kubelet.body_size_limit: must be at least 1024 bytes, not 100`,
 }
 
 func TestBadConfigs(t *testing.T) {
@@ -68,11 +74,38 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", k.TLSConfig.CAFile)
 	require.Equal(t, []kubelet.PathConfig{{Path: kubelet.PathCadvisor}}, stripped(k.Paths))
 	require.Equal(t, map[string]string{"endpoint": "https-metrics", "namespace": "kube-system", "service": "kube-prometheus-stack-kubelet"}, k.TargetLabels)
+	require.False(t, k.AllowTokenOverUnverifiedConnection)
+	require.False(t, k.UnverifiedToken(), "the token goes only to kubelets whose certificate verifies")
+	require.Equal(t, []string{"InternalIP", "ExternalIP", "Hostname"}, k.AddressTypes, "prometheus-operator's order")
+	require.Equal(t, int64(16<<20), k.BodySizeLimit)
+	require.Equal(t, 100_000, k.SampleLimit)
+	require.Zero(t, k.LabelLimit+k.LabelNameLengthLimit+k.LabelValueLengthLimit, "label limits off, as in Prometheus")
+	require.Equal(t, kubelet.DefaultFamilyPrefixes, k.FamilyPrefixes)
+	require.Equal(t, 10*time.Minute, k.MaxSampleAge)
+	require.Equal(t, 10*time.Minute, k.MaxSampleFuture)
 
 	// Off unless the section is there.
 	cfg, err = config.Load([]byte("remote_write:\n  - url: http://receiver.example/api/v1/write\n"), "inline.yaml")
 	require.NoError(t, err)
 	require.Nil(t, cfg.Kubelet)
+}
+
+// Sending the token where the kubelet is not verified, or sending none
+// over plain HTTP, loads when the operator says so.
+func TestConfigUnverifiedTokenOptIn(t *testing.T) {
+	for name, section := range map[string]string{
+		"http, accepted":                 "scheme: http\n  allow_token_over_unverified_connection: true",
+		"insecure_skip_verify, accepted": "tls_config: {insecure_skip_verify: true}\n  allow_token_over_unverified_connection: true",
+		"http without a token":           "scheme: http\n  bearer_token_file: \"\"",
+		"apiserver mode ignores scheme":  "mode: apiserver\n  scheme: http",
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := "remote_write:\n  - url: http://receiver.example/api/v1/write\nkubelet:\n  " + section + "\n"
+			cfg, err := config.Load([]byte(data), "inline.yaml")
+			require.NoError(t, err, "%s", data)
+			require.Equal(t, cfg.Kubelet.AllowTokenOverUnverifiedConnection, cfg.Kubelet.UnverifiedToken())
+		})
+	}
 }
 
 func TestConfigGoodLoadsBack(t *testing.T) {

@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -17,6 +15,9 @@ type Metrics struct {
 	samples *prometheus.GaugeVec
 	// filtered counts the samples the path's filters dropped.
 	filtered *prometheus.CounterVec
+	// dropped counts the samples dropped as not the kubelet's to give, by
+	// reason.
+	dropped *prometheus.CounterVec
 	// errors counts failed reads by reason.
 	errors *prometheus.CounterVec
 	// skipped counts ticks at which a node was still being read.
@@ -35,12 +36,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Samples the last read of a kubelet path kept."}, []string{"node", "path"}),
 		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "filtered_samples_total",
 			Help: "Samples of a kubelet path that its allowlist, denylist or the empty-container drop left out."}, []string{"node", "path"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "dropped_samples_total",
+			Help: "Samples of a kubelet path dropped: a family not under family_prefixes, a kube_ series, or a timestamp outside max_sample_age or max_sample_future."}, []string{"node", "path", "reason"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "read_errors_total",
 			Help: "Failed reads of a kubelet path, by reason."}, []string{"node", "path", "reason"}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "reads_skipped_total",
 			Help: "Intervals at which a node was not read because its previous read was still running."}, []string{"node"}),
 	}
-	reg.MustRegister(m.duration, m.success, m.samples, m.filtered, m.errors, m.skipped)
+	reg.MustRegister(m.duration, m.success, m.samples, m.filtered, m.dropped, m.errors, m.skipped)
 	return m
 }
 
@@ -49,6 +52,9 @@ func (m *Metrics) addNode(node string, paths []PathConfig) {
 	m.skipped.WithLabelValues(node)
 	for _, p := range paths {
 		m.filtered.WithLabelValues(node, p.Path)
+		for _, r := range dropReasons {
+			m.dropped.WithLabelValues(node, p.Path, r)
+		}
 		for _, r := range reasons {
 			m.errors.WithLabelValues(node, p.Path, r)
 		}
@@ -63,6 +69,9 @@ func (m *Metrics) deleteNode(node string, paths []PathConfig) {
 		m.success.DeleteLabelValues(node, p.Path)
 		m.samples.DeleteLabelValues(node, p.Path)
 		m.filtered.DeleteLabelValues(node, p.Path)
+		for _, r := range dropReasons {
+			m.dropped.DeleteLabelValues(node, p.Path, r)
+		}
 		for _, r := range reasons {
 			m.errors.DeleteLabelValues(node, p.Path, r)
 		}
@@ -70,13 +79,18 @@ func (m *Metrics) deleteNode(node string, paths []PathConfig) {
 }
 
 // observe records one read.
-func (m *Metrics) observe(node, path string, took time.Duration, samples, filtered int, err error) {
-	m.duration.WithLabelValues(node, path).Set(took.Seconds())
-	m.samples.WithLabelValues(node, path).Set(float64(samples))
-	m.filtered.WithLabelValues(node, path).Add(float64(filtered))
-	if err != nil {
+func (m *Metrics) observe(node, path string, res readResult) {
+	m.duration.WithLabelValues(node, path).Set(res.took.Seconds())
+	m.samples.WithLabelValues(node, path).Set(float64(res.samples))
+	m.filtered.WithLabelValues(node, path).Add(float64(res.counts.filtered))
+	for i, n := range res.counts.dropped {
+		if n > 0 {
+			m.dropped.WithLabelValues(node, path, dropReasons[i]).Add(float64(n))
+		}
+	}
+	if res.err != nil {
 		m.success.WithLabelValues(node, path).Set(0)
-		m.errors.WithLabelValues(node, path, reasonOf(err)).Inc()
+		m.errors.WithLabelValues(node, path, reasonOf(res.err)).Inc()
 		return
 	}
 	m.success.WithLabelValues(node, path).Set(1)

@@ -10,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/config"
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -70,7 +70,7 @@ func TestDirectReader(t *testing.T) {
 	cfg := DefaultConfig
 	cfg.BearerTokenFile = token
 	cfg.TLSConfig = config.TLSConfig{CAFile: ca}
-	rd, err := NewDirectReader(cfg)
+	rd, err := NewDirectReader(cfg, nil)
 	require.NoError(t, err)
 	n := nodeAt(t, srv.URL)
 
@@ -102,7 +102,7 @@ func TestDirectReader(t *testing.T) {
 		cfg := DefaultConfig
 		cfg.BearerTokenFile = ""
 		cfg.TLSConfig = config.TLSConfig{}
-		rd, err := NewDirectReader(cfg)
+		rd, err := NewDirectReader(cfg, nil)
 		require.NoError(t, err)
 		_, err = rd.Read(t.Context(), n, PathCadvisor)
 		require.Error(t, err, "a kubelet whose certificate the CA did not sign is refused")
@@ -112,7 +112,7 @@ func TestDirectReader(t *testing.T) {
 		defer hang.Close()
 		cfg := DefaultConfig
 		cfg.Scheme, cfg.BearerTokenFile, cfg.TLSConfig = "http", "", config.TLSConfig{}
-		rd, err := NewDirectReader(cfg)
+		rd, err := NewDirectReader(cfg, nil)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
@@ -132,9 +132,8 @@ func TestProxyReaderRecorded(t *testing.T) {
 	rec := &recorder{code: http.StatusOK, body: body}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, BearerToken: "agent-token"})
+	rd, err := NewProxyReader(&rest.Config{Host: srv.URL, BearerToken: "agent-token"}, DefaultConfig.BodySizeLimit)
 	require.NoError(t, err)
-	rd := NewProxyReader(cs.CoreV1().RESTClient())
 	n := Node{UID: "u1", Name: "worker-1", Address: "10.0.0.9", Port: 10250}
 
 	for _, path := range []string{PathCadvisor, PathResource, PathKubelet} {
@@ -161,4 +160,115 @@ func TestProxyReaderRecorded(t *testing.T) {
 	rec.mu.Unlock()
 	_, err = rd.Read(t.Context(), n, PathCadvisor)
 	require.Equal(t, ReasonStatus, reasonOf(err), "%v", err)
+}
+
+// A kubelet that redirects gets no second request: the redirect is the
+// answer, and the token never goes where the kubelet points.
+func TestReadersRefuseRedirects(t *testing.T) {
+	var elsewhere sync.Map
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Store(r.URL.Path, r.Header.Get("Authorization"))
+		_, _ = w.Write([]byte(body))
+	}))
+	defer other.Close()
+	redirect := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/stolen", http.StatusFound)
+	}))
+	defer redirect.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.crt")
+	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: redirect.Certificate().Raw}), 0o600))
+	token := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(token, []byte("sa-token"), 0o600))
+	cfg := DefaultConfig
+	cfg.BearerTokenFile = token
+	cfg.TLSConfig = config.TLSConfig{CAFile: ca}
+	direct, err := NewDirectReader(cfg, nil)
+	require.NoError(t, err)
+	_, err = direct.Read(t.Context(), nodeAt(t, redirect.URL), PathCadvisor)
+	var se *StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusFound, se.Code)
+
+	apiserver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/stolen-through-proxy", http.StatusFound)
+	}))
+	defer apiserver.Close()
+	proxy, err := NewProxyReader(&rest.Config{Host: apiserver.URL, BearerToken: "agent-token"}, cfg.BodySizeLimit)
+	require.NoError(t, err)
+	_, err = proxy.Read(t.Context(), Node{Name: "worker-1"}, PathCadvisor)
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusFound, se.Code)
+
+	n := 0
+	elsewhere.Range(func(k, v any) bool { n++; t.Errorf("%s reached with %q", k, v); return true })
+	require.Zero(t, n, "no request followed a redirect")
+}
+
+// A body over body_size_limit fails the read in both modes, whether its
+// length is announced or streamed, and nothing of it is returned.
+func TestReadersBodySizeLimit(t *testing.T) {
+	const limit = 4 << 10
+	big := strings.Repeat("container_cpu_usage_seconds_total 1\n", 1000) // 36 KB
+	for _, chunked := range []bool{false, true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if !chunked {
+				w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			}
+			for i := 0; i < len(big); i += 1000 {
+				_, _ = w.Write([]byte(big[i:min(i+1000, len(big))]))
+				w.(http.Flusher).Flush()
+			}
+		}))
+		cfg := DefaultConfig
+		cfg.Scheme, cfg.BearerTokenFile, cfg.TLSConfig, cfg.BodySizeLimit = "http", "", config.TLSConfig{}, limit
+		direct, err := NewDirectReader(cfg, nil)
+		require.NoError(t, err)
+		got, err := direct.Read(t.Context(), nodeAt(t, srv.URL), PathCadvisor)
+		require.ErrorIs(t, err, ErrBodySizeLimit, "chunked %v", chunked)
+		require.Equal(t, ReasonBodySizeLimit, reasonOf(err))
+		require.Nil(t, got)
+
+		proxy, err := NewProxyReader(&rest.Config{Host: srv.URL}, limit)
+		require.NoError(t, err)
+		got, err = proxy.Read(t.Context(), Node{Name: "worker-1"}, PathCadvisor)
+		require.ErrorIs(t, err, ErrBodySizeLimit, "chunked %v", chunked)
+		require.Nil(t, got)
+		srv.Close()
+	}
+
+	// At the limit exactly, the body is read.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(big[:limit])) }))
+	defer srv.Close()
+	proxy, err := NewProxyReader(&rest.Config{Host: srv.URL}, limit)
+	require.NoError(t, err)
+	got, err := proxy.Read(t.Context(), Node{Name: "worker-1"}, PathCadvisor)
+	require.NoError(t, err)
+	require.Len(t, got, limit)
+}
+
+// Without a CA of its own, the direct mode verifies the kubelets with the
+// cluster's CA: tls_config's file outside a pod is the kubeconfig's.
+func TestDirectReaderClusterCA(t *testing.T) {
+	cluster := &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: []byte("kubeconfig CA")}}
+	if _, err := os.Stat(serviceAccountCA); err == nil {
+		t.Skip("running in a pod: the pod's CA file exists")
+	}
+	require.Equal(t, "kubeconfig CA", clusterCA(config.TLSConfig{CAFile: serviceAccountCA}, cluster).CA)
+	require.Empty(t, clusterCA(config.TLSConfig{CAFile: serviceAccountCA}, cluster).CAFile)
+	require.Equal(t, "kubeconfig CA", clusterCA(config.TLSConfig{}, cluster).CA)
+	require.Equal(t, config.TLSConfig{CAFile: "/etc/kubelet-ca.crt"}, clusterCA(config.TLSConfig{CAFile: "/etc/kubelet-ca.crt"}, cluster), "an operator's CA stays")
+	require.Equal(t, "/in-cluster/ca.crt", clusterCA(config.TLSConfig{}, &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAFile: "/in-cluster/ca.crt"}}).CAFile)
+	require.Equal(t, config.TLSConfig{CAFile: serviceAccountCA}, clusterCA(config.TLSConfig{CAFile: serviceAccountCA}, nil))
+
+	// End to end: a kubelet signed by the kubeconfig's CA verifies.
+	rec := &recorder{code: http.StatusOK, body: body}
+	srv := httptest.NewTLSServer(rec)
+	defer srv.Close()
+	cfg := DefaultConfig
+	cfg.BearerTokenFile = ""
+	rd, err := NewDirectReader(cfg, &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}})
+	require.NoError(t, err)
+	_, err = rd.Read(t.Context(), nodeAt(t, srv.URL), PathCadvisor)
+	require.NoError(t, err)
 }

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,17 +58,24 @@ func text(t *testing.T, set *encode.SeriesSet) []string {
 }
 
 func testTarget(p *PathConfig) *target {
-	return &target{path: p, labels: []encode.Label{
+	return testTargetWith(p, &Config{FamilyPrefixes: DefaultFamilyPrefixes})
+}
+
+// testTargetWith is the target of node n1 with cfg's limits and family
+// prefixes, any timestamp kept.
+func testTargetWith(p *PathConfig, cfg *Config) *target {
+	return &target{path: p, cfg: cfg, owned: []encode.Label{
 		{Name: "job", Value: "kubelet"}, {Name: "metrics_path", Value: p.Path},
-		{Name: "node", Value: "n1"}, {Name: "instance", Value: "10.0.0.1:10250"}, {Name: "namespace", Value: "kube-system"},
-	}, external: []encode.Label{{Name: "cluster", Value: "c1"}}}
+		{Name: "node", Value: "n1"}, {Name: "instance", Value: "10.0.0.1:10250"}, {Name: "cluster", Value: "c1"},
+	}, honored: []encode.Label{{Name: "namespace", Value: "kube-system"}}, minT: math.MinInt64, maxT: math.MaxInt64}
 }
 
 func TestRenderCadvisor(t *testing.T) {
 	p := &PathConfig{Path: PathCadvisor}
 	require.NoError(t, p.validate())
-	set, dropped, err := newRenderer().render([]byte(body), testTarget(p), 42)
+	set, counts, err := newRenderer().render([]byte(body), testTarget(p), 42)
 	require.NoError(t, err)
+	dropped := counts.filtered
 	const tl = `instance="10.0.0.1:10250",job="kubelet",metrics_path="/metrics/cadvisor"`
 	want := []string{
 		// The node total is kept; its namespace="" wins over the
@@ -91,9 +99,9 @@ func TestRenderCadvisor(t *testing.T) {
 func TestRenderKeepsEmptyContainerWhenAsked(t *testing.T) {
 	p := &PathConfig{Path: PathCadvisor, KeepEmptyContainer: true}
 	require.NoError(t, p.validate())
-	set, dropped, err := newRenderer().render([]byte(body), testTarget(p), 42)
+	set, counts, err := newRenderer().render([]byte(body), testTarget(p), 42)
 	require.NoError(t, err)
-	require.Equal(t, 0, dropped)
+	require.Equal(t, 0, counts.filtered)
 	require.Equal(t, 9, set.Len())
 }
 

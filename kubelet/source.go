@@ -3,6 +3,8 @@ package kubelet
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -31,23 +33,31 @@ type Node struct {
 	UID types.UID
 	// Name is the node's name, the node label.
 	Name string
-	// Address is the node's InternalIP (direct mode).
+	// Address is the node's first address of the configured types
+	// (direct mode).
 	Address string
 	// Port is status.daemonEndpoints.kubeletEndpoint.Port.
 	Port int32
 }
 
-// NodeOf returns what a read needs of a node object.
-func NodeOf(n *v1.Node) Node {
+// NodeOf returns what a read needs of a node object: its address is the
+// first of status.addresses whose type comes first in types.
+func NodeOf(n *v1.Node, types []string) Node {
 	out := Node{UID: n.UID, Name: n.Name, Port: n.Status.DaemonEndpoints.KubeletEndpoint.Port}
-	for _, a := range n.Status.Addresses {
-		if a.Type == v1.NodeInternalIP {
-			out.Address = a.Address
-			break
+	for _, t := range types {
+		for _, a := range n.Status.Addresses {
+			if string(a.Type) == t && a.Address != "" {
+				out.Address = a.Address
+				return out
+			}
 		}
 	}
 	return out
 }
+
+// NodeOf returns what a read of the source needs of a node object, with
+// the address of the section's address_types.
+func (s *Source) NodeOf(n *v1.Node) Node { return NodeOf(n, s.cfg.AddressTypes) }
 
 // instance is the instance label, the kubelet's address as Prometheus'
 // endpoints discovery gives it.
@@ -118,6 +128,10 @@ func New(cfg Config, o Options) *Source {
 	}
 	s := &Source{cfg: cfg, o: o, sem: make(chan struct{}, cfg.Concurrency), nodes: map[types.UID]*nodeState{}, added: make(chan struct{}, 1)}
 	s.renderers.New = func() any { return newRenderer() }
+	if cfg.UnverifiedToken() {
+		o.Logger.Warn("sending the kubelet token over connections whose certificate is not verified: whoever answers on a node's address gets it (allow_token_over_unverified_connection)",
+			"scheme", cfg.Scheme, "insecure_skip_verify", cfg.TLSConfig.InsecureSkipVerify, "bearer_token_file", cfg.BearerTokenFile)
+	}
 	s.SetExternalLabels(o.ExternalLabels)
 	return s
 }
@@ -270,7 +284,7 @@ func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
 		default:
 		}
 		s.o.Store.Set(key(n.UID, p.Path), set)
-		s.o.Metrics.observe(n.Name, p.Path, res.took, res.samples, res.dropped, res.err)
+		s.o.Metrics.observe(n.Name, p.Path, res)
 		s.mu.Unlock()
 	}
 }
@@ -281,14 +295,14 @@ func (s *Source) readNode(ctx context.Context, n Node, gone <-chan struct{}) {
 // failed scrape gives them in Prometheus.
 func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfig) (*encode.SeriesSet, readResult) {
 	start := time.Now()
-	t := &target{path: p, labels: s.targetLabels(n, p.Path), external: *s.external.Load()}
+	t := s.target(n, p, start)
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	body, err := s.o.Reader.Read(rctx, n, p.Path)
 	cancel()
 	set := &r.set
-	dropped := 0
+	var counts renderCounts
 	if err == nil {
-		set, dropped, err = r.render(body, t, start.UnixMilli())
+		set, counts, err = r.render(body, t, start.UnixMilli())
 	}
 	took := time.Since(start)
 	up := 1.0
@@ -299,11 +313,14 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 		set.Reset()
 		up = 0
 	}
-	res := readResult{took: took, samples: len(set.Refs), dropped: dropped, err: err}
-	r.b.SetExternal(t.external)
+	res := readResult{took: took, samples: len(set.Refs), counts: counts, err: err}
+	r.b.SetExternal(nil)
 	r.b.Reset()
 	r.b.Add(encode.MetricName, "up")
-	for _, l := range t.labels {
+	for _, l := range t.owned {
+		r.b.Add(l.Name, l.Value)
+	}
+	for _, l := range t.honored {
 		r.b.Add(l.Name, l.Value)
 	}
 	r.b.AppendTo(set, up)
@@ -315,23 +332,43 @@ func (s *Source) readPath(ctx context.Context, r *renderer, n Node, p *PathConfi
 // readResult is what the self-metrics record of one read.
 type readResult struct {
 	took time.Duration
-	// samples and dropped are the samples kept and filtered out.
-	samples, dropped int
+	// samples are the samples kept.
+	samples int
+	// counts are the samples not kept, by why.
+	counts renderCounts
 	// err is why the read failed, or nil.
 	err error
 }
 
-// targetLabels are the labels kube-prometheus-stack's kubelet job gives a
-// node's path: job, metrics_path, node, instance and its target labels.
+// target returns what a read of a node's path started at start depends
+// on besides the body.
+func (s *Source) target(n Node, p *PathConfig, start time.Time) *target {
+	owned := s.targetLabels(n, p.Path)
+	for _, l := range *s.external.Load() {
+		if !slices.ContainsFunc(owned, func(o encode.Label) bool { return o.Name == l.Name }) {
+			owned = append(owned, l)
+		}
+	}
+	t := &target{path: p, cfg: &s.cfg, owned: owned, minT: math.MinInt64, maxT: math.MaxInt64}
+	if s.cfg.MaxSampleAge > 0 {
+		t.minT = start.Add(-s.cfg.MaxSampleAge).UnixMilli()
+	}
+	if s.cfg.MaxSampleFuture > 0 {
+		t.maxT = start.Add(s.cfg.MaxSampleFuture).UnixMilli()
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.cfg.TargetLabels)) {
+		t.honored = append(t.honored, encode.Label{Name: k, Value: s.cfg.TargetLabels[k]})
+	}
+	return t
+}
+
+// targetLabels are the labels kube-prometheus-stack's kubelet job gives
+// every series of a node's path: job, metrics_path, node and instance.
 func (s *Source) targetLabels(n Node, path string) []encode.Label {
-	ls := []encode.Label{
+	return []encode.Label{
 		{Name: "job", Value: s.cfg.Job},
 		{Name: "metrics_path", Value: path},
 		{Name: "node", Value: n.Name},
 		{Name: "instance", Value: n.instance()},
 	}
-	for k, v := range s.cfg.TargetLabels {
-		ls = append(ls, encode.Label{Name: k, Value: v})
-	}
-	return ls
 }

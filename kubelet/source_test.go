@@ -67,7 +67,7 @@ func TestSourceSlowAndForbiddenNodesDelayNoOther(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &fakeStore{}
 		reg := prometheus.NewRegistry()
-		cfg := Config{Interval: 10 * time.Second, Timeout: 2 * time.Second, Concurrency: 2, Job: "kubelet",
+		cfg := Config{Interval: 10 * time.Second, Timeout: 2 * time.Second, Concurrency: 2, Job: "kubelet", FamilyPrefixes: DefaultFamilyPrefixes,
 			Paths: []PathConfig{{Path: PathCadvisor}}}
 		require.NoError(t, cfg.Paths[0].validate())
 		src := New(cfg, Options{Reader: fakeReader{}, Store: store, Metrics: NewMetrics(reg)})
@@ -142,7 +142,7 @@ func errorLines(node, failed string) string {
 func TestSourceSkipsABusyNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
-		cfg := Config{Interval: time.Second, Timeout: 5 * time.Second, Concurrency: 1, Job: "kubelet",
+		cfg := Config{Interval: time.Second, Timeout: 5 * time.Second, Concurrency: 1, Job: "kubelet", FamilyPrefixes: DefaultFamilyPrefixes,
 			Paths: []PathConfig{{Path: PathCadvisor}}}
 		src := New(cfg, Options{Reader: fakeReader{}, Store: &fakeStore{}, Metrics: NewMetrics(reg)})
 		src.Upsert(Node{UID: "u-slow", Name: "slow", Address: "10.0.0.2", Port: 10250})
@@ -163,7 +163,7 @@ func TestSourceReadsANewNodeAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &fakeStore{}
 		reads := &countingReader{}
-		cfg := Config{Interval: time.Hour, Timeout: time.Second, Concurrency: 2, Job: "kubelet",
+		cfg := Config{Interval: time.Hour, Timeout: time.Second, Concurrency: 2, Job: "kubelet", FamilyPrefixes: DefaultFamilyPrefixes,
 			Paths: []PathConfig{{Path: PathCadvisor}}}
 		require.NoError(t, cfg.Paths[0].validate())
 		src := New(cfg, Options{Reader: reads, Store: store, Metrics: NewMetrics(prometheus.NewRegistry())})
@@ -215,7 +215,7 @@ func TestSourceDeleteDuringRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &fakeStore{}
 		reg := prometheus.NewRegistry()
-		cfg := Config{Interval: time.Hour, Timeout: 2 * time.Second, Concurrency: 1, Job: "kubelet",
+		cfg := Config{Interval: time.Hour, Timeout: 2 * time.Second, Concurrency: 1, Job: "kubelet", FamilyPrefixes: DefaultFamilyPrefixes,
 			Paths: []PathConfig{{Path: PathCadvisor}}}
 		src := New(cfg, Options{Reader: fakeReader{}, Store: store, Metrics: NewMetrics(reg)})
 		src.Upsert(Node{UID: "u-slow", Name: "slow", Address: "10.0.0.2", Port: 10250})

@@ -59,6 +59,7 @@ func NewClients(cfg *rest.Config, userAgent string, batching ReadBatching) (Clie
 	if d := batching.dialer(); d != nil && cfg.Dial == nil {
 		cfg.Dial = d
 	}
+	base := rest.CopyConfig(cfg)
 	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return Clients{}, fmt.Errorf("creating Kubernetes metadata client: %w", err)
@@ -74,5 +75,5 @@ func NewClients(cfg *rest.Config, userAgent string, batching ReadBatching) (Clie
 	if err != nil {
 		return Clients{}, fmt.Errorf("creating Kubernetes client: %w", err)
 	}
-	return Clients{Kube: c, Metadata: mc, Dynamic: dc}, nil
+	return Clients{Kube: c, Metadata: mc, Dynamic: dc, REST: base}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/kube-state-push/kube-state-push/encode"
 )
@@ -29,6 +30,10 @@ type Clients struct {
 	// Dynamic lists and watches custom resources as unstructured objects
 	// (NewCustomResource); nil: custom resources cannot be watched.
 	Dynamic dynamic.Interface
+	// REST is the configuration the clients were made from, for callers
+	// that need a plain HTTP client of the API server (the kubelet
+	// source's node proxy reads) or its CA; nil for fake clients.
+	REST *rest.Config
 }
 
 // ListFunc lists one resource in a namespace ("" for all).
