@@ -168,7 +168,7 @@ func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc e
 	case n > 1 && isHTTP && herr.Status == http.StatusRequestEntityTooLarge:
 		e.log.Debug("splitting a batch", "samples", n, "status", herr.Status)
 		return e.splitInHalves(l, batch, enc, d)
-	case n > 1 && refused:
+	case n > 1 && refused && !refusedForTheirTime(batch, herr):
 		// A resent batch may also mix samples the receiver stored before
 		// the restart with some it never got: Prometheus rolls back a
 		// whole 1.0 request on the first out-of-order one. Splitting

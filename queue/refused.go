@@ -63,6 +63,24 @@ func (b *bisection) take() bool {
 	return true
 }
 
+// refusedForTheirTime reports whether every sample of batch is refused,
+// so that splitting it would only cost requests: the answer refuses
+// samples for their age, which receivers judge by the timestamp alone (a
+// head's lowest valid time, not a series'), and every sample has the same
+// timestamp, as the samples of one snapshot do. A batch after an outage
+// that the receiver's window has passed is then dropped whole, at once.
+func refusedForTheirTime(batch []encode.Sample, herr *HTTPError) bool {
+	if herr.Reason() != ReasonTooOld {
+		return false
+	}
+	for i := range batch {
+		if batch[i].Timestamp != batch[0].Timestamp {
+			return false
+		}
+	}
+	return true
+}
+
 // refusedAsBadData reports whether an answer refuses the request for its
 // content: resending it as it is would be refused again.
 func refusedAsBadData(herr *HTTPError) bool {

@@ -57,6 +57,8 @@ func TestRefusedBatchIsolatesTheBadSeries(t *testing.T) {
 		reason string
 		// maxRequests bounds the requests the batch may cost.
 		maxRequests int
+		// oldBad gives the bad series a timestamp three hours older.
+		oldBad bool
 	}{
 		{
 			name: "one invalid series among 64", n: 64, code: 400, body: "invalid metric name or labels",
@@ -71,8 +73,9 @@ func TestRefusedBatchIsolatesTheBadSeries(t *testing.T) {
 			bad: []string{"s3", "s50", "s99"}, reason: ReasonConflict, maxRequests: 1 + 3*2*7,
 		},
 		{
+			// One node's odd timestamp among a snapshot's samples.
 			name: "one too old series among 16", n: 16, code: 400, body: prometheusOutOfBounds,
-			bad: []string{"s15"}, reason: ReasonTooOld, maxRequests: 1 + 2*4,
+			bad: []string{"s15"}, reason: ReasonTooOld, maxRequests: 1 + 2*4, oldBad: true,
 		},
 		{
 			name: "a lone sample", n: 1, code: 400, body: "invalid",
@@ -83,7 +86,15 @@ func TestRefusedBatchIsolatesTheBadSeries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := refusing(t, tt.code, tt.body, tt.bad...)
 			e, m := newTestEndpoint(t, srv.URL, oneBatch(tt.n))
-			require.Equal(t, tt.n, e.appendItems(t.Context(), items(tt.n, 1700000000000)))
+			in := items(tt.n, 1700000000000)
+			if tt.oldBad {
+				for i := range in {
+					if containsAny([]gotSample{{series: "s" + strconv.Itoa(i)}}, tt.bad) {
+						in[i].Timestamp -= 3 * 3600 * 1000
+					}
+				}
+			}
+			require.Equal(t, tt.n, e.appendItems(t.Context(), in))
 			require.NoError(t, stop(t, e, 10*time.Second))
 
 			reqs := srv.requests(t)
@@ -130,7 +141,7 @@ func TestRefusedBatchIsolatesTheBadSeries(t *testing.T) {
 // is spent, what is still refused is dropped whole, counted.
 func TestRefusedBatchBudget(t *testing.T) {
 	const n = 512
-	srv := newTestServer(t, answers(statusBody(400, prometheusOutOfBounds)))
+	srv := newTestServer(t, answers(statusBody(400, "invalid metric name or labels")))
 	e, m := newTestEndpoint(t, srv.URL, oneBatch(n))
 	require.Equal(t, n, e.appendItems(t.Context(), items(n, 1700000000000)))
 	require.NoError(t, stop(t, e, 10*time.Second))
@@ -140,9 +151,22 @@ func TestRefusedBatchBudget(t *testing.T) {
 	require.Len(t, reqs, 1+budget, "the batch, then its budget")
 	require.Less(t, len(reqs), n/4)
 	require.Zero(t, counter(t, m.samplesSent))
-	require.Equal(t, float64(n), counter(t, m.samplesDropped, ReasonTooOld), "every sample counted once")
-	require.Zero(t, counter(t, m.samplesDropped, ReasonBadRequest))
+	require.Equal(t, float64(n), counter(t, m.samplesDropped, ReasonBadRequest), "every sample counted once")
 	t.Logf("%d samples all refused: %d requests", n, len(reqs))
+}
+
+// A snapshot refused as too old (a receiver whose window has passed it, after
+// an outage) is refused for its timestamp, which all its samples share:
+// it is dropped whole at once, not split.
+func TestRefusedBatchTooOldWhole(t *testing.T) {
+	const n = 64
+	srv := newTestServer(t, answers(statusBody(400, prometheusOutOfBounds)))
+	e, m := newTestEndpoint(t, srv.URL, oneBatch(n))
+	require.Equal(t, n, e.appendItems(t.Context(), items(n, 1700000000000)))
+	require.NoError(t, stop(t, e, 10*time.Second))
+	require.Len(t, srv.requests(t), 1)
+	require.Equal(t, float64(n), counter(t, m.samplesDropped, ReasonTooOld))
+	require.Zero(t, counter(t, m.samplesSent))
 }
 
 // A 2.0 receiver that stores the good series of a refused request and says
