@@ -32,8 +32,8 @@ import (
 
 // splitsPerRefusedSeries is how many refused series a budget pays the
 // isolation of, at two requests per halving. A batch in which every
-// sample is refused (all too old, say) would otherwise cost twice as many
-// requests as it has samples.
+// sample is refused (each with a label the receiver does not take, say)
+// would otherwise cost twice as many requests as it has samples.
 const splitsPerRefusedSeries = 4
 
 // bisection is the splitting of one refused batch: what it may still
