@@ -10,6 +10,7 @@ const namespace = "kube_state_push"
 type metrics struct {
 	events        *prometheus.CounterVec
 	renderErrors  *prometheus.CounterVec
+	invalidSeries *prometheus.CounterVec
 	series        *prometheus.GaugeVec
 	staleMarkers  *prometheus.CounterVec
 	synced        *prometheus.GaugeVec
@@ -30,6 +31,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		renderErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "render_errors_total",
 			Help: "Objects that could not be rendered into series (their previous series are kept).",
+		}, []string{"resource"}),
+		invalidSeries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "series_invalid_total",
+			Help: "Series left out at render for a generated label name invalid in the legacy scheme, or a value not valid UTF-8, by resource; counted at each render of their object.",
 		}, []string{"resource"}),
 		series: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "series",
@@ -69,7 +74,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Ticks skipped because the previous snapshot was still being queued.",
 		}),
 	}
-	reg.MustRegister(m.events, m.renderErrors, m.series, m.staleMarkers, m.synced,
+	reg.MustRegister(m.events, m.renderErrors, m.invalidSeries, m.series, m.staleMarkers, m.synced,
 		m.snapshots, m.snapshotTime, m.samples, m.lastSnapshot, m.snapshotsLate, m.produced)
 	return m
 }
@@ -78,6 +83,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 type resourceMetrics struct {
 	events       *prometheus.CounterVec
 	renderErrors prometheus.Counter
+	invalid      prometheus.Counter
 	series       prometheus.Gauge
 	staleMarkers prometheus.Counter
 	synced       prometheus.Gauge
@@ -87,6 +93,7 @@ func (m *metrics) forResource(r string) *resourceMetrics {
 	rm := &resourceMetrics{
 		events:       m.events.MustCurryWith(prometheus.Labels{"resource": r}),
 		renderErrors: m.renderErrors.WithLabelValues(r),
+		invalid:      m.invalidSeries.WithLabelValues(r),
 		series:       m.series.WithLabelValues(r),
 		staleMarkers: m.staleMarkers.WithLabelValues(r),
 		synced:       m.synced.WithLabelValues(r),

@@ -138,11 +138,22 @@ func (s *seriesMap) renderObject(obj any) renderedObject {
 		return renderedObject{uid: watch.UIDOf(obj), foreign: true}
 	}
 	uid, set, err := s.render.Render(obj)
+	if c, ok := s.render.(invalidCounter); ok {
+		if n := c.InvalidSeries(); n > 0 {
+			s.metrics.invalid.Add(float64(n))
+		}
+	}
 	if err != nil {
 		// The UID, if any, finds the series to keep.
 		return renderedObject{uid: watch.UIDOf(obj), err: err}
 	}
 	return renderedObject{uid: uid, set: set}
+}
+
+// invalidCounter is a renderer that leaves out series no receiver takes
+// and says how many (watch.Renderer.InvalidSeries).
+type invalidCounter interface {
+	InvalidSeries() int
 }
 
 // rendered returns what obj renders to: what it holds if the reflector's

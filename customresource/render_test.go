@@ -231,3 +231,38 @@ spec:
 		require.Equal(t, want, c.Families()[0].Name)
 	}
 }
+
+// A label copied from a map whose key makes a name no receiver takes (a
+// leading digit) leaves that series out, counted by the renderer; the other
+// series of the object are rendered.
+func TestRenderLeavesOutInvalidLabelNames(t *testing.T) {
+	c := load(t, `
+kind: CustomResourceStateMetrics
+spec:
+  resources:
+    - groupVersionKind: {group: myteam.io, version: "v1", kind: Foo}
+      labelsFromPath:
+        name: [metadata, name]
+      metrics:
+        - name: replicas
+          help: number of replicas
+          each: {type: Gauge, gauge: {path: [spec, replicas]}}
+        - name: selector
+          help: the selector's labels
+          each: {type: Info, info: {labelsFromPath: {"*": [status, selector]}}}
+`)
+	rs, missing := c.Resolve([]Served{fooServed})
+	require.Empty(t, missing)
+	r := rs[0].NewRenderer(watch.RenderOptions{})
+	obj := object(t, fooObject+"\n  selector: {1zone: a}\n")
+	_, set, err := r.Render(obj)
+	require.NoError(t, err)
+	require.Equal(t, 1, set.Len(), "replicas only")
+	require.Equal(t, 1, r.InvalidSeries())
+	require.Zero(t, r.InvalidSeries(), "counted once")
+
+	_, set, err = r.Render(object(t, fooObject+"\n  selector: {zone: a}\n"))
+	require.NoError(t, err)
+	require.Equal(t, 2, set.Len(), "a valid name renders")
+	require.Zero(t, r.InvalidSeries())
+}

@@ -280,7 +280,8 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 // send posts one compressed request of n samples (or metadata entries),
 // with the Content-Type and version header of the protocol that encoded it.
 // It returns nil when the endpoint accepted it, with what the answer said
-// about storage; an *HTTPError for an answer that is not retried; a
+// about storage; an *HTTPError for an answer that is not retried (with the
+// samples a 2.0 receiver says it stored all the same, if it says so); a
 // *retriesEndedError when max_retry_duration passed; or the context's error.
 // body must never be written again (see sendBody).
 func (s *sender) send(ctx context.Context, body []byte, n int, ct, version string) (written, error) {
@@ -364,7 +365,16 @@ func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version
 		// passed.
 		return written{}, &retriesEndedError{last: herr}
 	}
-	return written{}, herr
+	var w written
+	if v := resp.Header.Get(samplesWritten); v != "" && resp.StatusCode/100 == 4 {
+		// A 2.0 partial write (remote_write_spec_2_0.md, "Partial
+		// Write"): the receiver stored this many samples of the request
+		// and refused the rest. An unparsable count says nothing.
+		if c, err := strconv.Atoi(v); err == nil && c >= 0 {
+			w = written{samples: min(c, n), reported: true}
+		}
+	}
+	return w, herr
 }
 
 // retriesEndedError is a batch given up on while its error was recoverable:

@@ -87,6 +87,9 @@ func TestStatusCodes(t *testing.T) {
 		wantDropped string
 		// wantCodes is requests_total by code.
 		wantCodes map[string]float64
+		// single sends a batch of one sample: a refused batch of more is
+		// split (TestDelivery).
+		single bool
 		// wantDeduplicated is true when the samples count as deduplicated
 		// (a 202 from Mimir's HA tracker).
 		wantDeduplicated bool
@@ -94,20 +97,20 @@ func TestStatusCodes(t *testing.T) {
 		{name: "200 sent", answers: []answer{status(200)}, wantRequests: 1, wantCodes: map[string]float64{"200": 1}},
 		{name: "204 sent", answers: []answer{status(204)}, wantRequests: 1, wantCodes: map[string]float64{"204": 1}},
 		{name: "202 sent, deduplicated", answers: []answer{status(202)}, wantRequests: 1, wantCodes: map[string]float64{"202": 1}, wantDeduplicated: true},
-		{name: "400 dropped", answers: []answer{status(400), status(204)}, wantRequests: 1, wantDropped: ReasonBadRequest, wantCodes: map[string]float64{"400": 1}},
-		{name: "409 dropped", answers: []answer{status(409), status(204)}, wantRequests: 1, wantDropped: ReasonConflict, wantCodes: map[string]float64{"409": 1}},
+		{name: "400 dropped", single: true, answers: []answer{status(400), status(204)}, wantRequests: 1, wantDropped: ReasonBadRequest, wantCodes: map[string]float64{"400": 1}},
+		{name: "409 dropped", single: true, answers: []answer{status(409), status(204)}, wantRequests: 1, wantDropped: ReasonConflict, wantCodes: map[string]float64{"409": 1}},
 		{
-			name:    "400 out of bounds dropped as too_old (Prometheus)",
+			name: "400 out of bounds dropped as too_old (Prometheus)", single: true,
 			answers: []answer{statusBody(400, prometheusOutOfBounds), status(204)}, wantRequests: 1,
 			wantDropped: ReasonTooOld, wantCodes: map[string]float64{"400": 1},
 		},
 		{
-			name:    "409 out of bounds dropped as too_old (Thanos receive)",
+			name: "409 out of bounds dropped as too_old (Thanos receive)", single: true,
 			answers: []answer{statusBody(409, thanosOutOfBounds), status(204)}, wantRequests: 1,
 			wantDropped: ReasonTooOld, wantCodes: map[string]float64{"409": 1},
 		},
 		{
-			name:    "400 sample-timestamp-too-old dropped as too_old (Mimir)",
+			name: "400 sample-timestamp-too-old dropped as too_old (Mimir)", single: true,
 			answers: []answer{statusBody(400, mimirTooOld), status(204)}, wantRequests: 1,
 			wantDropped: ReasonTooOld, wantCodes: map[string]float64{"400": 1},
 		},
@@ -145,7 +148,10 @@ func TestStatusCodes(t *testing.T) {
 			srv := newTestServer(t, answers(tt.answers...))
 			e, m := newTestEndpoint(t, srv.URL, func(c *Config) { c.QueueConfig.RetryOnHTTP429 = tt.retry429 })
 			in := items(3, 1700000000000)
-			require.Equal(t, 3, e.appendItems(t.Context(), in))
+			if tt.single {
+				in = in[:1]
+			}
+			require.Equal(t, len(in), e.appendItems(t.Context(), in))
 			require.NoError(t, stop(t, e, 10*time.Second))
 
 			reqs := srv.requests(t)

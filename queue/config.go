@@ -49,6 +49,10 @@ type Config struct {
 	// do; label names are checked with the legacy scheme
 	// ([a-zA-Z_][a-zA-Z0-9_]*), which every receiver accepts.
 	WriteRelabelConfigs []*relabel.Config `yaml:"write_relabel_configs,omitempty"`
+	// SeriesLimits are limits the receiver enforces on each series
+	// (limits.go): a series past one is dropped, or its long values
+	// truncated, before it is sent, counted. Not a Prometheus key.
+	SeriesLimits SeriesLimits `yaml:"series_limits,omitempty"`
 	// ProtobufMessage picks the Remote-Write version: ProtoV1
 	// ("prometheus.WriteRequest", 1.0, the default) or ProtoV2
 	// ("io.prometheus.write.v2.Request", 2.0), the names Prometheus'
@@ -288,6 +292,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := validateRelabelConfigs(c.WriteRelabelConfigs); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.SeriesLimits.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -32,6 +32,9 @@ type delivery struct {
 	// success counts it in samples_resent_total, and 400 or 409 as
 	// dropped with reason resent, apart from bad data.
 	resent bool
+	// split is the bisection of a refused batch this one is part of; nil
+	// outside one.
+	split *bisection
 }
 
 // sendBatch drops the samples of batch past sample_age_limit (too_old),
@@ -84,7 +87,6 @@ func (e *Endpoint) encoder(s *shard) encode.RequestEncoder {
 func (e *Endpoint) encodeAndDeliver(l *shard, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
 	body := l.bodies.get()
 	body.buf = enc.Encode(body.buf, batch)
-	defer body.release()
 	return e.deliver(l, batch, body, enc, d)
 }
 
@@ -110,12 +112,18 @@ func protocolVersion(v2 bool) float64 {
 	return 1
 }
 
-// deliver sends batch, encoded as body. A batch of more than one sample
-// answered 413 is split in half and each half delivered in turn, first half
-// first, so that every series keeps its order; Prometheus' queue manager
-// and vmagent do not split. A single sample still
-// answered 413 is dropped as too_large. A resent batch answered 400 or 409
-// is split the same way, down to the samples the receiver already holds.
+// deliver sends batch, encoded as body, and releases body once the answer
+// is in. A batch of more than one sample answered 413 is split in half and
+// each half delivered in turn, first half first, so that every series keeps
+// its order; Prometheus' queue manager and vmagent do not split. A single
+// sample still answered 413 is dropped as too_large.
+//
+// A batch refused as bad data (400 or 409) is split the same way until the
+// samples the receiver refuses are alone, within a budget of requests
+// (refused.go): each refused sample is dropped and counted by the reason
+// its answer gives, the rest delivered. A 2.0 receiver that says how many
+// samples of the refused request it stored (a partial write) is taken at
+// its word instead: those are sent, the rest dropped.
 //
 // A 2.0 request answered 415, or 2xx without the Samples-Written header, is
 // sent again as 1.0 after the endpoint falls back; a 2.0 receiver that wrote
@@ -123,12 +131,16 @@ func protocolVersion(v2 bool) float64 {
 //
 // With d.keep, a batch whose retries ended is not dropped but kept, and
 // one cut off at the stop deadline is not counted: both stay in the disk
-// buffer. A 413 split stops at the first half that is not delivered, so
+// buffer. A split stops at the first half that is not delivered, so
 // that the second half is never sent before it.
 func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc encode.RequestEncoder, d delivery) outcome {
 	n := len(batch)
 	notAfter := e.ageDeadline(batch)
 	w, err := e.sender.sendBody(e.sendCtx, body, n, enc.ContentType(), enc.Version(), notAfter)
+	size := len(body.buf)
+	// Released before any split, so that the halves take their bodies
+	// from the free list rather than one more each level down.
+	body.release()
 	var herr *HTTPError
 	isHTTP := errors.As(err, &herr)
 	if enc.Version() == encode.VersionV2 {
@@ -148,23 +160,27 @@ func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc e
 			e.drops.log(e.log, "not_written", n-w.samples, fmt.Errorf("endpoint wrote %d of %d samples", w.samples, n))
 		}
 	}
-	// A resent batch refused as bad data may mix samples the receiver
-	// stored before the restart with some it never got: Prometheus rolls
-	// back a whole 1.0 request on the first out-of-order one. Halving it
-	// down to single samples sends every one it lacks and counts only those
-	// it already holds as resent.
-	resentRefused := d.resent && isHTTP && (herr.Reason() == ReasonBadRequest || herr.Reason() == ReasonConflict)
-	if n > 1 && isHTTP && (herr.Status == http.StatusRequestEntityTooLarge || resentRefused) {
-		e.log.Debug("splitting a batch", "samples", n, "status", herr.Status, "resent", d.resent)
-		mid := n / 2
-		for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
-			// Each half has a body of its own: the transport may still be
-			// reading this one.
-			if o := e.encodeAndDeliver(l, half, enc, d); o != delivered {
-				return o
-			}
-		}
+	refused := isHTTP && refusedAsBadData(herr)
+	switch {
+	case refused && w.reported:
+		e.partialWrite(batch, w.samples, herr, d)
 		return delivered
+	case n > 1 && isHTTP && herr.Status == http.StatusRequestEntityTooLarge:
+		e.log.Debug("splitting a batch", "samples", n, "status", herr.Status)
+		return e.splitInHalves(l, batch, enc, d)
+	case n > 1 && refused && !refusedForTheirTime(batch, herr):
+		// A resent batch may also mix samples the receiver stored before
+		// the restart with some it never got: Prometheus rolls back a
+		// whole 1.0 request on the first out-of-order one. Splitting
+		// sends every one it lacks.
+		if d.split == nil {
+			d.split = newBisection(batch)
+		}
+		if d.split.take() {
+			e.log.Debug("splitting a refused batch", "samples", n, "status", herr.Status, "resent", d.resent)
+			return e.splitInHalves(l, batch, enc, d)
+		}
+		// The budget is spent: the batch is dropped whole, counted.
 	}
 	if err == nil {
 		// A 202 is Mimir's HA tracker keeping another replica's samples:
@@ -174,7 +190,7 @@ func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc e
 			e.metrics.deduplicated.Add(float64(n))
 		}
 		e.metrics.sent.Add(float64(n))
-		e.metrics.bytes.Add(float64(len(body.buf)))
+		e.metrics.bytes.Add(float64(size))
 		e.sent.Add(int64(n))
 		e.load.settled(batch, true)
 		if d.resent {
@@ -200,7 +216,7 @@ func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc e
 	case errors.As(err, &rerr):
 		reason = ReasonRetriesDone
 	case isHTTP:
-		reason = herr.Reason()
+		reason = e.refusedReason(batch, herr, d)
 	case e.sendCtx.Err() != nil:
 		reason = ReasonShutdown
 	}
@@ -213,13 +229,21 @@ func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc e
 	case reason == ReasonShutdown:
 		e.dropAtShutdown(n)
 		return stopped
-	case d.resent && (reason == ReasonBadRequest || reason == ReasonConflict):
-		// Most likely stored before the restart: Prometheus refuses a
-		// resent batch once it holds newer samples, Thanos always.
-		reason = ReasonResent
 	}
 	e.metrics.dropped[reason].Add(float64(n))
 	e.load.settled(batch, false)
 	e.drops.log(e.log, reason, n, err)
+	return delivered
+}
+
+// splitInHalves delivers each half of batch in turn, each with a body of
+// its own, and stops at the first half that is not delivered.
+func (e *Endpoint) splitInHalves(l *shard, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
+	mid := len(batch) / 2
+	for _, half := range [][]encode.Sample{batch[:mid], batch[mid:]} {
+		if o := e.encodeAndDeliver(l, half, enc, d); o != delivered {
+			return o
+		}
+	}
 	return delivered
 }

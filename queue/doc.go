@@ -16,6 +16,8 @@
 //	Offer ─► feed ─► relabel ─hash % n─► shard ring ─batch─► encode ─► POST (retry 5xx, network, 429
 //	          │                                                        │    until Stop or max_retry_duration)
 //	          └─(disk_buffer) write ─► disk buffer ─► replay ─► relabel ├─► 413: split in half, resend each
+//	                                                                   ├─► 400, 409: split until the refused
+//	                                                                   │   series are alone (refused.go)
 //	                                                                   └─► drop + count other 4xx
 //
 // The feed keeps a bounded number of frames waiting; when the shards fall
@@ -29,7 +31,8 @@
 //
 // The HTTP client is prometheus/common's, built from http_config
 // (httpclient.go); sigv4, azuread and google_iam wrap it as Prometheus does
-// (managed.go). Samples past sample_age_limit are dropped as too_old
+// (managed.go). The relabeler also enforces series_limits (limits.go).
+// Samples past sample_age_limit are dropped as too_old
 // (sampleage.go). The number of shards follows the load between min_shards
 // and max_shards (reshard.go, after Prometheus' queue manager); a change
 // starts a new generation of shards (shards.go) that sends nothing until

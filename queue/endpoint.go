@@ -162,8 +162,11 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 		}
 	}
 	var app appender = e
-	if len(cfg.WriteRelabelConfigs) > 0 {
-		app = newRelabeler(e, cfg.WriteRelabelConfigs, e.log)
+	if len(cfg.WriteRelabelConfigs) > 0 || cfg.SeriesLimits.enabled() {
+		rl := newRelabeler(e, cfg.WriteRelabelConfigs, e.log)
+		rl.limits = cfg.SeriesLimits
+		rl.dropped, rl.truncated = e.metrics.dropped, e.metrics.truncated
+		app = rl
 	}
 	waiting := o.FramesWaiting
 	if waiting == nil {

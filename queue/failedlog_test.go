@@ -94,8 +94,13 @@ func TestFailedRequestLogging(t *testing.T) {
 	lines = failedLogRun(t, ProtoV2, true, func(_, _ int, w http.ResponseWriter) {
 		w.WriteHeader(http.StatusBadRequest)
 	})
-	require.Len(t, lines, 1, "a final answer is logged too: %q", lines)
-	require.Contains(t, lines[0], "400 Bad Request")
+	require.Len(t, lines, 3, "a final answer is logged too, for the request and each half of its split: %q", lines)
+	for _, l := range lines {
+		require.Contains(t, l, "400 Bad Request")
+	}
+	require.Contains(t, lines[0], `test_metric{series=\"s0\"} 0 @1000, test_metric{series=\"s1\"} 1 @1000`)
+	require.NotContains(t, lines[1], `series=\"s1\"`)
+	require.NotContains(t, lines[2], `series=\"s0\"`)
 
 	// A 2xx without Samples-Written: logged once; the 1.0 resend is not.
 	lines = failedLogRun(t, ProtoV2, true, func(_, _ int, w http.ResponseWriter) {

@@ -17,13 +17,18 @@ const (
 	ReasonShutdown    = "shutdown"      // still queued or in flight when the stop deadline passed
 	ReasonRetriesDone = "retries_ended" // a recoverable error outlived the retries
 	ReasonTooOld      = "too_old"       // older than sample_age_limit, or refused as too old (400, 409)
+	// ReasonInvalidLabels is a series with a label name that is not valid
+	// in the legacy scheme ([a-zA-Z_][a-zA-Z0-9_]*), dropped before it is
+	// sent.
+	ReasonInvalidLabels = "invalid_labels"
 )
 
 var reasons = []string{
 	ReasonBadRequest, ReasonConflict, ReasonTooLarge, ReasonUnsupported,
 	ReasonRateLimited, ReasonClientError, ReasonShutdown, ReasonRetriesDone, ReasonTooOld,
 	ReasonBufferFull, ReasonBufferError, ReasonResent, // buffermetrics.go
-	ReasonQueueFull, // intake.go
+	ReasonQueueFull,                                              // intake.go
+	ReasonInvalidLabels, ReasonTooManyLabels, ReasonLabelTooLong, // relabel.go, limits.go
 }
 
 // Metrics are the self-metrics of every endpoint, labelled by endpoint name.
@@ -33,6 +38,7 @@ type Metrics struct {
 	samplesFailed  *prometheus.CounterVec
 	samplesRetried *prometheus.CounterVec
 	samplesDropped *prometheus.CounterVec
+	truncated      *prometheus.CounterVec
 	bytesSent      *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 	queueLength    *prometheus.GaugeVec
@@ -79,8 +85,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		samplesFailed:  counter("samples_failed_total", "Samples in send attempts that failed with a recoverable error (network, 5xx, retried 429).", "endpoint"),
 		samplesRetried: counter("samples_retried_total", "Samples sent again after a recoverable error.", "endpoint"),
 		samplesDropped: counter("samples_dropped_total", "Samples given up on, by reason.", "endpoint", "reason"),
-		bytesSent:      counter("sent_bytes_total", "Compressed request bytes accepted by the endpoint.", "endpoint"),
-		requests:       counter("requests_total", "HTTP requests by status code (\"error\" for no response).", "endpoint", "code"),
+		truncated: counter("samples_truncated_total",
+			"Samples sent with a label value cut to the endpoint's series_limits.max_label_value_length.", "endpoint"),
+		bytesSent: counter("sent_bytes_total", "Compressed request bytes accepted by the endpoint.", "endpoint"),
+		requests:  counter("requests_total", "HTTP requests by status code (\"error\" for no response).", "endpoint", "code"),
 		queueLength: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Subsystem: subsystem, Name: "queue_length",
 			Help: "Samples waiting to be sent: in the endpoint's shard rings, or with disk_buffer in its disk buffer.",
@@ -107,14 +115,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Remote-Write major version the endpoint is sent with now: 1 or 2.",
 		}, []string{"endpoint"}),
 	}
-	reg.MustRegister(m.fallbacks, m.notWritten, m.deduplicated, m.metadataSent, m.protocol)
+	reg.MustRegister(m.fallbacks, m.notWritten, m.deduplicated, m.metadataSent, m.protocol, m.truncated)
 	reg.MustRegister(m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
 		m.bytesSent, m.requests, m.queueLength, m.shards, m.sendDuration)
 	m.buffer = newBufferMetrics(reg)
 	m.all = []partialDeleter{
 		m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped, m.bytesSent,
 		m.requests, m.queueLength, m.shards, m.sendDuration, m.fallbacks, m.notWritten,
-		m.deduplicated, m.metadataSent, m.protocol,
+		m.deduplicated, m.metadataSent, m.protocol, m.truncated,
 		m.buffer.desired, m.buffer.bytes, m.buffer.segments, m.buffer.corrupt, m.buffer.resent,
 	}
 	return m
@@ -144,6 +152,7 @@ type endpointMetrics struct {
 	fallbacks                    map[string]prometheus.Counter
 	notWritten, metadataSent     prometheus.Counter
 	deduplicated                 prometheus.Counter
+	truncated                    prometheus.Counter
 	protocol                     prometheus.Gauge
 }
 
@@ -169,6 +178,7 @@ func (m *Metrics) forEndpoint(name string) *endpointMetrics {
 	em.notWritten = m.notWritten.WithLabelValues(name)
 	em.deduplicated = m.deduplicated.WithLabelValues(name)
 	em.metadataSent = m.metadataSent.WithLabelValues(name)
+	em.truncated = m.truncated.WithLabelValues(name)
 	em.protocol = m.protocol.WithLabelValues(name)
 	em.buf = m.buffer.forEndpoint(name)
 	return em

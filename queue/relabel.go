@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/relabel"
@@ -45,6 +46,14 @@ type relabeler struct {
 	next appender
 	// rules are the endpoint's validated write_relabel_configs.
 	rules []*relabel.Config
+	// limits are the endpoint's series_limits (limits.go), enforced on
+	// the relabeled series.
+	limits SeriesLimits
+	// dropped counts the series dropped for a limit or an invalid name,
+	// by reason, and truncated those sent with a value cut to fit; nil
+	// counts nothing.
+	dropped   map[string]prometheus.Counter
+	truncated prometheus.Counter
 	// log receives the rate-limited warning about invalid results.
 	log *slog.Logger
 	// lastWarn is when that warning was last logged.
@@ -80,6 +89,11 @@ type relabeled struct {
 	hash   uint64
 	// same is set when relabeling changed nothing: labels is then orig.
 	same bool
+	// reason, when labels is nil, is the drop reason of a series dropped
+	// as invalid or past a limit; "" for one relabeling dropped on purpose.
+	reason string
+	// truncated is set when a label value was cut to a limit.
+	truncated bool
 	// seen is the last snapshot the series was in.
 	seen uint64
 }
@@ -116,7 +130,13 @@ func (r *relabeler) appendItems(ctx context.Context, items []Item) int {
 		it := &items[i]
 		e := r.lookup(it)
 		if e.labels == nil {
+			if e.reason != "" && r.dropped != nil {
+				r.dropped[e.reason].Inc()
+			}
 			continue
+		}
+		if e.truncated && r.truncated != nil {
+			r.truncated.Inc()
 		}
 		r.out = append(r.out, Item{
 			Sample: encode.Sample{Labels: e.labels, Value: it.Value, Timestamp: it.Timestamp},
@@ -181,6 +201,12 @@ func (r *relabeler) relabel(e *relabeled, it *Item) {
 	if !relabel.ProcessBuilder(r.lb, r.rules...) {
 		return
 	}
+	if r.limits.enabled() {
+		if e.reason, e.truncated = r.limits.apply(r.lb); e.reason != "" {
+			r.warn("a series is past the endpoint's series_limits; dropping it", "reason", e.reason)
+			return
+		}
+	}
 	r.eb.Reset()
 	named, invalid := false, ""
 	r.lb.Range(func(l labels.Label) {
@@ -192,7 +218,8 @@ func (r *relabeler) relabel(e *relabeled, it *Item) {
 	})
 	switch {
 	case invalid != "":
-		r.warn("relabeling made an invalid label name; dropping the series", "label", invalid)
+		r.warn("an invalid label name; dropping the series", "label", invalid)
+		e.reason, e.truncated = ReasonInvalidLabels, false
 		return
 	case !named:
 		return // as Prometheus: a series without a name is not sent

@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"unicode/utf8"
+
 	"github.com/kube-state-push/kube-state-push/encode"
 )
 
@@ -28,6 +30,9 @@ type Emitter struct {
 	// in a sync.Map): fam is the family being rendered's (startFamily).
 	fams []familyCache
 	fam  *familyCache
+	// invalid counts the series left out because a generated label name
+	// or value is one no receiver takes (EmitKV).
+	invalid int
 }
 
 // familyCache is what an Emitter keeps of one family between objects.
@@ -106,7 +111,20 @@ func (e *Emitter) Emit(value float64, kv ...string) {
 // EmitKV adds one series whose labels come as parallel name and value slices
 // (for families with generated label names, such as kube_pod_labels).
 // Labels in kv come first, then keys/values.
+//
+// A generated name comes from an object (a custom resource's map keys): one
+// that is not a valid label name in the legacy scheme, or a value that is
+// not valid UTF-8, would make receivers refuse the series (and Prometheus'
+// text format the whole page), so the series is left out and counted
+// (InvalidSeries). Names the agent writes itself are valid by construction
+// and not checked.
 func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
+	for i := range keys {
+		if !validLabelName(keys[i]) || !utf8.ValidString(values[i]) {
+			e.invalid++
+			return
+		}
+	}
 	e.begin()
 	for i := 0; i+1 < len(kv); i += 2 {
 		e.add(kv[i], kv[i+1])
@@ -172,4 +190,18 @@ func (e *Emitter) begin() {
 // resource's identity function calls it once per object.
 func (e *Emitter) Identity(kv ...string) {
 	e.ident = append(e.ident[:0], kv...)
+}
+
+// validLabelName reports whether name is a label name in the legacy scheme,
+// [a-zA-Z_][a-zA-Z0-9_]*, the one the agent's names follow (as
+// kube-state-metrics' do) and write relabeling checks. An empty name is
+// valid here: the encoder leaves the label out.
+func validLabelName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !labelNameByte(c) || i == 0 && '0' <= c && c <= '9' {
+			return false
+		}
+	}
+	return true
 }

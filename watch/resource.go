@@ -199,6 +199,15 @@ func (r *Renderer) Render(obj any) (uid types.UID, set encode.SeriesSet, err err
 	return uid, r.compact.Compact(&r.scratch), nil
 }
 
+// InvalidSeries returns how many series the renders since the last call
+// left out for a generated label name or value no receiver takes, and
+// starts counting again.
+func (r *Renderer) InvalidSeries() int {
+	n := r.e.invalid
+	r.e.invalid = 0
+	return n
+}
+
 // objectName returns namespace/name of a Kubernetes object for messages.
 func objectName(obj any) string {
 	m, ok := obj.(metav1.Object)
