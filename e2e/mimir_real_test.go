@@ -398,8 +398,5 @@ func TestMimirPerTenantLimits(t *testing.T) {
 	dropped := a.metric(t, "kube_state_push_remote_samples_dropped_total", badRequest)
 	snapshots := a.metric(t, "kube_state_push_snapshot_total", nil)
 	t.Logf("%g samples dropped as bad_request over %g snapshots", dropped, snapshots)
-	// Today a 400 drops the whole batch, though Mimir stored all of it but
-	// the two series.
-	t.Skip("needs per-series 400 isolation")
 	require.LessOrEqual(t, dropped, 2*snapshots, "only the series over the limits are counted as refused")
 }
