@@ -30,8 +30,11 @@ type Config struct {
 	// must print, or the effective config would load back the default.
 	KubeAPIReadBatching time.Duration `yaml:"kube_api_read_batching"`
 	// Resources lists the resources to watch, by kube-state-metrics'
-	// names ("pods", "nodes", ...). Empty: DefaultResources.
-	Resources []string `yaml:"resources,omitempty"`
+	// names ("pods", "nodes", ...). Absent (nil): DefaultResources. An
+	// explicit empty list (resources: []): none, for an agent that
+	// renders custom resources only. No omitempty: an empty list must
+	// print, or the effective config would load back the defaults.
+	Resources []string `yaml:"resources"`
 	// Namespaces limits namespaced resources to these namespaces (one
 	// watch each). Empty: all namespaces.
 	Namespaces []string `yaml:"namespaces,omitempty"`
@@ -73,7 +76,9 @@ type Config struct {
 // Validate checks the settings, compiles the metric lists and fills in the
 // defaults. Keys in errors are relative to where Config is inlined.
 func (c *Config) Validate() error {
-	if len(c.Resources) == 0 {
+	// yaml.v3 leaves an absent key nil and decodes "[]" to an empty
+	// slice; that difference is the user's choice of none.
+	if c.Resources == nil {
 		c.Resources = slices.Clone(DefaultResources)
 	}
 	var errs []error
