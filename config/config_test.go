@@ -46,6 +46,7 @@ func TestExampleConfig(t *testing.T) {
 		MinShards:         1,
 		MaxShards:         50,
 		MaxSamplesPerSend: 10000,
+		MaxBytesPerSend:   8 << 20,
 		BatchSendDeadline: 5 * time.Second,
 		MinBackoff:        30 * time.Millisecond,
 		MaxBackoff:        5 * time.Second,

@@ -64,6 +64,7 @@ type queueConfig struct {
 	MinShards         int           `yaml:"min_shards,omitempty"`
 	MaxShards         int           `yaml:"max_shards,omitempty"`
 	MaxSamplesPerSend int           `yaml:"max_samples_per_send,omitempty"`
+	MaxBytesPerSend   int           `yaml:"max_bytes_per_send,omitempty"`
 	BatchSendDeadline time.Duration `yaml:"batch_send_deadline,omitempty"`
 	MinBackoff        time.Duration `yaml:"min_backoff,omitempty"`
 	MaxBackoff        time.Duration `yaml:"max_backoff,omitempty"`

@@ -97,13 +97,7 @@ func TestCustomResourceStateOnly(t *testing.T) {
 			if math.IsNaN(v) {
 				continue // ended: no longer pushed
 			}
-			var ls []testenv.Label
-			for k, v := range s.Metric {
-				if k != "__name__" {
-					ls = append(ls, testenv.Label{Name: k, Value: v})
-				}
-			}
-			got[testenv.FormatSeries(s.Metric["__name__"], ls)] = v
+			got[exportKey(s.Metric)] = v
 		}
 		missing, extra, differ := diffSeries(want, got)
 		if n := len(missing) + len(extra) + len(differ); n > 0 {

@@ -23,7 +23,8 @@ var reasons = []string{
 	ReasonBadRequest, ReasonConflict, ReasonTooLarge, ReasonUnsupported,
 	ReasonRateLimited, ReasonClientError, ReasonShutdown, ReasonRetriesDone, ReasonTooOld,
 	ReasonBufferFull, ReasonBufferError, ReasonResent, // buffermetrics.go
-	ReasonQueueFull, // intake.go
+	ReasonQueueFull,      // intake.go
+	ReasonSeriesTooLarge, // batchbytes.go
 }
 
 // Metrics are the self-metrics of every endpoint, labelled by endpoint name.
