@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -54,6 +55,10 @@ type Config struct {
 	MetricLabelsAllowlist map[string][]string `yaml:"metric_labels_allowlist,omitempty"`
 	// MetricAnnotationsAllowlist is the same for annotations.
 	MetricAnnotationsAllowlist map[string][]string `yaml:"metric_annotations_allowlist,omitempty"`
+	// SeriesLabelsFromObject maps a resource to Kubernetes label keys of
+	// its objects that every series of the object carries, as
+	// label_<name> (the names kube_<resource>_labels gives them).
+	SeriesLabelsFromObject map[string][]string `yaml:"series_labels_from_object,omitempty"`
 	// Shard is this instance's shard, in [0, total_shards): it renders only
 	// the objects whose UID hashes onto it (kube-state-metrics' --shard).
 	Shard int `yaml:"shard"`
@@ -121,6 +126,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateSharding())
 	errs = append(errs, validateAllowlist("metric_labels_allowlist", c.MetricLabelsAllowlist))
 	errs = append(errs, validateAllowlist("metric_annotations_allowlist", c.MetricAnnotationsAllowlist))
+	errs = append(errs, validateSeriesLabels(c.SeriesLabelsFromObject))
 	return errors.Join(errs...)
 }
 
@@ -180,6 +186,31 @@ func validateAllowlist(key string, m map[string][]string) error {
 	return errors.Join(errs...)
 }
 
+// validateSeriesLabels checks series_labels_from_object: known resources,
+// and label keys without wildcards (every series of an object would carry
+// every label a wildcard matched).
+func validateSeriesLabels(m map[string][]string) error {
+	var errs []error
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		k := "series_labels_from_object." + r
+		if _, ok := Lookup(r); !ok {
+			errs = append(errs, confkey.Errorf(k, "unknown resource %q", r))
+			continue
+		}
+		for i, l := range m[r] {
+			switch {
+			case l == "":
+				errs = append(errs, confkey.Errorf(confkey.Index(k, i), "is empty"))
+			case strings.Contains(l, wildcard):
+				errs = append(errs, confkey.Errorf(confkey.Index(k, i), "%q: name each label key, without wildcards", l))
+			case slices.Contains(m[r][:i], l):
+				errs = append(errs, confkey.Errorf(confkey.Index(k, i), "label key %q is listed twice", l))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Selected reports whether a family is rendered: opt-in families only when
 // the opt-in list names them, then the allowlist or denylist.
 func (c *Config) Selected(f FamilyInfo) bool {
@@ -215,6 +246,7 @@ func (c *Config) FamilyOptions(resource string) FamilyOptions {
 		LabelsAllowlist:      pick(c.MetricLabelsAllowlist),
 		AnnotationsAllowlist: pick(c.MetricAnnotationsAllowlist),
 		LegacyV1:             c.LegacyV1Families,
+		SeriesLabels:         c.SeriesLabelsFromObject[resource],
 	}
 }
 

@@ -19,6 +19,9 @@ type Emitter struct {
 	// identN, when positive, is how many identity labels the family being
 	// rendered carries (Family.IdentityLabels).
 	identN int
+	// obj holds the object's own labels every series carries
+	// (series_labels_from_object, objectlabels.go), as name, value pairs.
+	obj []string
 	// enums caches the interned refs of enumeration labels (enumLabels),
 	// so that rendering looks them up without the table's lock.
 	enums map[encode.Label]uint32
@@ -107,6 +110,9 @@ func (e *Emitter) Emit(value float64, kv ...string) {
 // (for families with generated label names, such as kube_pod_labels).
 // Labels in kv come first, then keys/values.
 func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
+	if len(e.obj) > 0 {
+		keys, values = e.withoutObjectLabels(keys, values)
+	}
 	e.begin()
 	for i := 0; i+1 < len(kv); i += 2 {
 		e.add(kv[i], kv[i+1])
@@ -126,6 +132,10 @@ func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 // otherwise the series gets an exposition trailer with its labels as
 // emitted (encode.SeriesSet.AppendTrailer).
 func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
+	// The object's labels are written as generated labels are, after the
+	// others in name order, so that objects with and without them share
+	// the family's layout.
+	generated = generated || len(e.obj) > 0
 	n := e.identCount()
 	f := e.fam
 	if f.layout == nil {
@@ -139,6 +149,9 @@ func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		e.out.AppendTrailer(kv[i], kv[i+1])
+	}
+	for i := 0; i+1 < len(e.obj); i += 2 {
+		e.out.AppendTrailer(e.obj[i], e.obj[i+1])
 	}
 	for i := range keys {
 		e.out.AppendTrailer(keys[i], values[i])
@@ -165,6 +178,9 @@ func (e *Emitter) begin() {
 	n := e.identCount()
 	for i := 0; i+1 < n; i += 2 {
 		e.b.Add(e.ident[i], e.ident[i+1])
+	}
+	for i := 0; i+1 < len(e.obj); i += 2 {
+		e.b.Add(e.obj[i], e.obj[i+1])
 	}
 }
 
