@@ -20,8 +20,11 @@ type Emitter struct {
 	// rendered carries (Family.IdentityLabels).
 	identN int
 	// obj holds the object's own labels every series carries
-	// (series_labels_from_object, objectlabels.go), as name, value pairs.
-	obj []string
+	// (series_labels_from_object, objectlabels.go), as name, value pairs;
+	// objOn is set when the resource has such labels configured, even if
+	// the object lacks them.
+	obj   []string
+	objOn bool
 	// enums caches the interned refs of enumeration labels (enumLabels),
 	// so that rendering looks them up without the table's lock.
 	enums map[encode.Label]uint32
@@ -135,7 +138,7 @@ func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
 	// The object's labels are written as generated labels are, after the
 	// others in name order, so that objects with and without them share
 	// the family's layout.
-	generated = generated || len(e.obj) > 0
+	generated = generated || e.objOn
 	n := e.identCount()
 	f := e.fam
 	if f.layout == nil {

@@ -15,7 +15,7 @@ import "slices"
 // its allowlist (sanitised, snake_cased, conflicts suffixed). A key the
 // object lacks adds nothing.
 func (e *Emitter) objectLabels(kube map[string]string, keys []string) {
-	e.obj = e.obj[:0]
+	e.obj, e.objOn = e.obj[:0], len(keys) > 0
 	if len(keys) == 0 || len(kube) == 0 {
 		return
 	}

@@ -82,3 +82,27 @@ func TestSeriesLabelsFromObjectConfig(t *testing.T) {
 	require.Equal(t, []string{"team"}, c.FamilyOptions("pods").SeriesLabels)
 	require.Empty(t, c.FamilyOptions("nodes").SeriesLabels)
 }
+
+// Objects with and without the labels share the family's text layout: no
+// series needs an exposition trailer, and the text shows the labels after
+// the others.
+func TestSeriesLabelsFromObjectLayout(t *testing.T) {
+	set := &encode.SeriesSet{}
+	e := &Emitter{out: set}
+	keys := []string{"team", "app"}
+	e.Identity("namespace", "ns", "pod", "a")
+	e.objectLabels(map[string]string{"team": "blue", "app": "shop"}, keys)
+	e.startFamily(0, "test_object_labels_info", 0)
+	e.Emit(1, "node", "n1")
+	e.Identity("namespace", "ns", "pod", "b")
+	e.objectLabels(map[string]string{"other": "x"}, keys)
+	e.startFamily(0, "test_object_labels_info", 0)
+	e.Emit(1, "node", "n2")
+	e.endFamilies()
+	require.Nil(t, set.Trailer(0))
+	require.Nil(t, set.Trailer(1))
+	require.Equal(t, []string{
+		`test_object_labels_info{namespace="ns",pod="a",node="n1",label_app="shop",label_team="blue"} 1` + "\n",
+		`test_object_labels_info{namespace="ns",pod="b",node="n2"} 1` + "\n",
+	}, text(set))
+}
