@@ -80,9 +80,15 @@ var (
 // benchMap returns a synced series map of n objects of the resource.
 func benchMap(tb testing.TB, m *metrics, resource string, n int, obj func(int) any) *seriesMap {
 	tb.Helper()
+	return benchMapWith(tb, m, resource, watch.RenderOptions{}, n, obj)
+}
+
+// benchMapWith is benchMap rendering with opts.
+func benchMapWith(tb testing.TB, m *metrics, resource string, opts watch.RenderOptions, n int, obj func(int) any) *seriesMap {
+	tb.Helper()
 	r, ok := watch.Lookup(resource)
 	require.True(tb, ok)
-	sm := newSeriesMap(resource, r.NewRenderer(watch.RenderOptions{}), slog.New(slog.DiscardHandler), m.forResource(resource))
+	sm := newSeriesMap(resource, r.NewRenderer(opts), slog.New(slog.DiscardHandler), m.forResource(resource))
 	list := make([]any, n)
 	for i := range list {
 		list[i] = obj(i)
@@ -185,6 +191,53 @@ func BenchmarkSeriesMapMemory(b *testing.B) {
 	b.ReportMetric(float64(series)/n, "series/pod")
 	b.ReportMetric(float64(bytes)/float64(series), "bytes/series")
 	b.ReportMetric(float64(textBytes(b, sm))/n, "ksm-text-bytes/pod")
+}
+
+// BenchmarkSeriesLabelsFromObject reports what series_labels_from_object
+// {pods: [app, team]} costs a pod series: in the series map and on the
+// wire (its TimeSeries in a 1.0 request, before compression), against the
+// same pods without it. Exposition trailers are counted apart: the text
+// layouts are learnt once per process, by the first configuration.
+func BenchmarkSeriesLabelsFromObject(b *testing.B) {
+	const n = 2_000
+	measure := func(opts watch.RenderOptions) (mapBytes, trailers, wireBytes, snappyBytes, series int) {
+		m := newMetrics(prometheus.NewRegistry())
+		sm := benchMapWith(b, m, "pods", opts, n, func(i int) any { return benchPod(i) })
+		mapBytes, series = seriesBytes(sm)
+		sm.mu.Lock()
+		defer sm.mu.Unlock()
+		var samples []encode.Sample
+		for _, set := range sm.objects {
+			for i := range set.Refs {
+				trailers += len(set.Trailer(i))
+				samples = append(samples, encode.Sample{Labels: set.Labels(i), Value: set.Refs[i].Value, Timestamp: 1_700_000_000_000})
+				wireBytes += encode.SeriesSize(&samples[len(samples)-1])
+			}
+		}
+		// Compressed as the default batches are: 10,000 series a request.
+		for len(samples) > 0 {
+			k := min(len(samples), 10_000)
+			raw := encode.AppendWriteRequest(nil, samples[:k])
+			snappyBytes += len(encode.Compress(make([]byte, encode.MaxCompressedLen(len(raw))), raw))
+			samples = samples[k:]
+		}
+		return mapBytes - trailers, trailers, wireBytes, snappyBytes, series
+	}
+	opts := watch.RenderOptions{Families: watch.FamilyOptions{SeriesLabels: []string{"app", "team"}}}
+	var withMap, withTrailers, withWire, withSnappy, withSeries int
+	for b.Loop() {
+		withMap, withTrailers, withWire, withSnappy, withSeries = measure(opts)
+	}
+	baseMap, _, baseWire, baseSnappy, baseSeries := measure(watch.RenderOptions{})
+	require.Equal(b, baseSeries, withSeries, "no extra series")
+	b.ReportMetric(float64(withSeries)/n, "series/pod")
+	b.ReportMetric(float64(withMap-baseMap)/float64(withSeries), "map-bytes/series")
+	b.ReportMetric(float64(withWire-baseWire)/float64(withSeries), "wire-bytes/series")
+	b.ReportMetric(float64(baseMap)/float64(withSeries), "map-bytes-without/series")
+	b.ReportMetric(float64(baseWire)/float64(withSeries), "wire-bytes-without/series")
+	b.ReportMetric(float64(withTrailers)/float64(withSeries), "trailer-bytes/series")
+	b.ReportMetric(float64(withSnappy-baseSnappy)/float64(withSeries), "snappy-bytes/series")
+	b.ReportMetric(float64(baseSnappy)/float64(withSeries), "snappy-bytes-without/series")
 }
 
 // textBytes is the size of the same series as exposition text lines

@@ -145,7 +145,7 @@ func groupKey(cfg *config.Config, r *watch.Resource, shard, total int) string {
 		fmt.Fprintf(&b, "scope %q %q\n", sc.Namespace, sc.FieldSelector)
 	}
 	fo := cfg.Watch.FamilyOptions(r.Name)
-	fmt.Fprintf(&b, "labels %q\nannotations %q\nfamilies", fo.LabelsAllowlist, fo.AnnotationsAllowlist)
+	fmt.Fprintf(&b, "labels %q\nannotations %q\nseries labels %q\nfamilies", fo.LabelsAllowlist, fo.AnnotationsAllowlist, fo.SeriesLabels)
 	for _, f := range r.Families(fo) {
 		if cfg.Watch.Selected(f) {
 			b.WriteString(" " + f.Name)

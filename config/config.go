@@ -146,6 +146,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, confkey.Errorf(key, "value is empty"))
 		}
 	}
+	if len(c.Watch.Resources) == 0 && c.CustomResourceState == nil {
+		errs = append(errs, confkey.Errorf("resources", "is empty and there is no custom_resource_state: nothing to watch (leave resources out for the defaults)"))
+	}
 	if c.CustomResourceState != nil {
 		if err := c.CustomResourceState.Validate(); err != nil {
 			errs = append(errs, confkey.Under("custom_resource_state", err))
@@ -225,12 +228,20 @@ func LoadFile(path string) (*Config, error) {
 // secrets, TLS keys, proxy headers) are prometheus/common config.Secret
 // values, whose MarshalYAML, which yaml.v3 honours like yaml.v2, writes
 // "<secret>" (config.MarshalSecretValue is never set here). Credential
-// files print as paths.
+// files print as paths. A comment on resources says which are on: the
+// defaults, a list, or none.
 func (c *Config) Effective() ([]byte, error) {
+	var doc yaml.Node
+	if err := doc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encoding config: %w", err)
+	}
+	if key := mappingKey(&doc, "resources"); key != nil {
+		key.HeadComment = "resources: " + c.resourcesComment()
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(c); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return nil, fmt.Errorf("encoding config: %w", err)
 	}
 	if err := enc.Close(); err != nil {
@@ -389,6 +400,33 @@ func relabelError(root *yaml.Node) (key string, line int, err error) {
 		}
 	}
 	return "", 0, nil
+}
+
+// resourcesComment says which built-in resources the agent watches.
+func (c *Config) resourcesComment() string {
+	switch {
+	case len(c.Watch.Resources) == 0:
+		return "none (custom resources only)"
+	case slices.Equal(c.Watch.Resources, watch.DefaultResources):
+		return fmt.Sprintf("the %d defaults", len(c.Watch.Resources))
+	}
+	return fmt.Sprintf("%d of %d", len(c.Watch.Resources), len(watch.Names()))
+}
+
+// mappingKey returns the node of key in a mapping node, or nil.
+func mappingKey(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return nil
 }
 
 // mappingValue returns the value of key in a mapping node, or nil.

@@ -46,6 +46,7 @@ func TestExampleConfig(t *testing.T) {
 		MinShards:         1,
 		MaxShards:         50,
 		MaxSamplesPerSend: 10000,
+		MaxBytesPerSend:   8 << 20,
 		BatchSendDeadline: 5 * time.Second,
 		MinBackoff:        30 * time.Millisecond,
 		MaxBackoff:        5 * time.Second,
@@ -144,6 +145,24 @@ remote_write:
 		require.Equal(t, "b:9090", cfg.RemoteWrite[1].Name)
 	})
 
+	t.Run("resources absent, null or empty", func(t *testing.T) {
+		const rest = "custom_resource_state: {spec: {resources: []}}\nremote_write:\n  - url: http://a:9090/\n"
+		for text, want := range map[string][]string{
+			"":                watch.DefaultResources,
+			"resources:\n":    watch.DefaultResources,
+			"resources: []\n": {},
+		} {
+			cfg, err := Load([]byte(text+rest), "r.yaml")
+			require.NoError(t, err, text)
+			require.Equal(t, want, cfg.Watch.Resources, text)
+			out, err := cfg.Effective()
+			require.NoError(t, err)
+			back, err := Load(out, "effective.yaml")
+			require.NoError(t, err, "%s", out)
+			require.Equal(t, want, back.Watch.Resources, "the effective config loads back the same resources:\n%s", out)
+		}
+	})
+
 	t.Run("defaults are not shared between loads", func(t *testing.T) {
 		_, err := Load([]byte("resources: [pods]\nremote_write:\n  - url: http://a:9090/\n    headers: {X-A: b}\n"), "a.yaml")
 		require.NoError(t, err)
@@ -189,6 +208,7 @@ var badConfigs = map[string]string{
 	"relabel_target":          `relabel_target.bad.yaml:4: remote_write[0].write_relabel_configs[0]: relabel configuration for replace action requires 'target_label' value`,
 	"external_label_env":      `external_label_env.bad.yaml:5: external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: KSP_TEST_UNSET_VARIABLE)`,
 	"external_label_reserved": `external_label_reserved.bad.yaml:4: external_labels.__name__: "__name__" is not a valid label name`,
+	"no_resources":            `no_resources.bad.yaml:3: resources: is empty and there is no custom_resource_state: nothing to watch`,
 	"legacy_v1_unknown":       `legacy_v1_unknown.bad.yaml:3: legacy_v1_families[1]: unknown v1 family "kube_pod_container_resource_requests_cpu"`,
 	// custom_resource_state, inline and in a file.
 	"custom_resource_state_path":        `custom_resource_state_path.bad.yaml:13: custom_resource_state.spec.resources[0].metrics[0].each.gauge.path: invalid list lookup: [Ready]`,

@@ -48,6 +48,7 @@ remote_write:
 	require.Contains(t, s, "- <secret>", "http_headers secrets")
 	require.Contains(t, s, "X-Scope-OrgID: tenant-shown", "headers are not secrets: tenants are shown")
 	require.Contains(t, s, "regex: uid", "relabel rules are shown")
+	require.Contains(t, s, "# resources: 1 of ")
 	// Defaults are filled in.
 	require.Contains(t, s, "snapshot_interval: 30s")
 	require.Contains(t, s, "max_shards: 50")
@@ -55,4 +56,20 @@ remote_write:
 	// The output is itself a valid configuration (secrets aside).
 	_, err = Load(out, "effective.yaml")
 	require.NoError(t, err)
+}
+
+// check-config says which built-in resources are on.
+func TestEffectiveResourcesComment(t *testing.T) {
+	const rw = "remote_write: [{url: http://a:9090/}]\n"
+	for text, want := range map[string]string{
+		rw: "# resources: the 32 defaults\nresources:\n",
+		"resources: []\ncustom_resource_state: {spec: {resources: []}}\n" + rw: "# resources: none (custom resources only)\nresources: []\n",
+		"resources: [pods, nodes]\n" + rw:                                      "# resources: 2 of 39\nresources:\n  - pods\n  - nodes\n",
+	} {
+		cfg, err := Load([]byte(text), "r.yaml")
+		require.NoError(t, err, text)
+		out, err := cfg.Effective()
+		require.NoError(t, err)
+		require.Contains(t, string(out), want)
+	}
 }

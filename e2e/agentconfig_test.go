@@ -14,8 +14,11 @@ import (
 // own config types, so that a test states the YAML a user would write.
 // Keys no test sets often go in Extra.
 type agentConfig struct {
-	Kubeconfig       string            `yaml:"kubeconfig,omitempty"`
-	Resources        []string          `yaml:"resources,omitempty,flow"`
+	Kubeconfig string   `yaml:"kubeconfig,omitempty"`
+	Resources  []string `yaml:"resources,omitempty,flow"`
+	// NoResources writes "resources: []", which an empty Resources
+	// leaves out: no built-in resource, custom resources only.
+	NoResources      bool              `yaml:"-"`
 	Namespaces       []string          `yaml:"namespaces,omitempty,flow"`
 	SnapshotInterval time.Duration     `yaml:"snapshot_interval,omitempty"`
 	ListenAddress    *string           `yaml:"listen_address,omitempty"`
@@ -61,6 +64,7 @@ type queueConfig struct {
 	MinShards         int           `yaml:"min_shards,omitempty"`
 	MaxShards         int           `yaml:"max_shards,omitempty"`
 	MaxSamplesPerSend int           `yaml:"max_samples_per_send,omitempty"`
+	MaxBytesPerSend   int           `yaml:"max_bytes_per_send,omitempty"`
 	BatchSendDeadline time.Duration `yaml:"batch_send_deadline,omitempty"`
 	MinBackoff        time.Duration `yaml:"min_backoff,omitempty"`
 	MaxBackoff        time.Duration `yaml:"max_backoff,omitempty"`
@@ -146,6 +150,10 @@ func (c *agentConfig) yamlText(t testing.TB) string {
 	t.Helper()
 	b, err := yaml.Marshal(c)
 	require.NoError(t, err)
+	if c.NoResources {
+		require.Empty(t, c.Resources, "NoResources with resources listed")
+		b = append(b, "resources: []\n"...)
+	}
 	return string(b)
 }
 

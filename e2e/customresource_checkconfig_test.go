@@ -29,6 +29,19 @@ func TestCustomResourceCheckConfig(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "custom_resource_state: crs.yaml\n")
 
+	// resources: [] watches custom resources only, and says so.
+	only := write("only.yaml", rw+"resources: []\ncustom_resource_state: crs.yaml\n")
+	out, err = exec.Command(bin, "check-config", only).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "# resources: none (custom resources only)\nresources: []\n")
+	out, err = exec.Command(bin, "check-config", good).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "# resources: the 32 defaults\nresources:\n")
+	none := write("none.yaml", rw+"resources: []\n")
+	out, err = exec.Command(bin, "check-config", none).CombinedOutput()
+	require.Error(t, err)
+	require.Equal(t, none+":2: resources: is empty and there is no custom_resource_state: nothing to watch (leave resources out for the defaults)\n", string(out))
+
 	inline := write("inline.yaml", rw+"custom_resource_state:\n"+indent(crsDocument, "  "))
 	out, err = exec.Command(bin, "check-config", inline).CombinedOutput()
 	require.NoError(t, err, "%s", out)

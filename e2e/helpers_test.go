@@ -222,3 +222,15 @@ func withoutStale(series map[string]float64) map[string]float64 {
 	}
 	return series
 }
+
+// exportKey is the series key (testenv.FormatSeries) of labels as
+// VictoriaMetrics exports them, __name__ among them.
+func exportKey(m map[string]string) string {
+	ls := make([]testenv.Label, 0, len(m))
+	for k, v := range m {
+		if k != "__name__" {
+			ls = append(ls, testenv.Label{Name: k, Value: v})
+		}
+	}
+	return testenv.FormatSeries(m["__name__"], ls)
+}

@@ -324,6 +324,49 @@ func appendExpanded(dst, labels []byte, table [][]byte) []byte {
 	return dst
 }
 
+// expandedLen is the length of appendExpanded's output for labels, without
+// writing it, with the same fast paths for short elements and two-byte
+// references.
+func expandedLen(labels []byte, table [][]byte) int {
+	c := uint64(cap(labels))
+	n := 0
+	for i := 0; i+1 < len(labels); {
+		tag, b := labels[i], labels[i+1]
+		switch {
+		case tag == tagTimeSeriesLabels && b < 0x80:
+			n += 2 + int(b)
+			i += 2 + int(b)
+			continue
+		case tag >= refInterned2:
+			if v := interned2(tag, b); v < uint64(len(table)) {
+				n += len(table[v])
+				i += 2
+				continue
+			}
+		case tag >= refShared2:
+			if v := shared2(tag, b); v != 0 && v <= c {
+				if l := elemLen(labels[:c][c-v:]); l != 0 {
+					n += l
+					i += 2
+					continue
+				}
+			}
+		}
+		if l := elemLen(labels[i:]); l != 0 {
+			n += l
+			i += l
+			continue
+		}
+		elem, k := resolve(labels[i:], table)
+		if k == 0 {
+			return n
+		}
+		n += len(elem)
+		i += k
+	}
+	return n
+}
+
 // EqualLabels reports whether two series' labels are the same labels,
 // however each is stored: equal bytes may refer to different objects'
 // shared labels, and different bytes may hold the same labels.

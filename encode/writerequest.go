@@ -69,6 +69,25 @@ func AppendWriteRequest(dst []byte, samples []Sample) []byte {
 	return dst
 }
 
+// SeriesSize returns the bytes s takes in a Remote-Write 1.0 WriteRequest
+// (AppendWriteRequest): its TimeSeries field, tag and length included. It
+// reads the labels once, following references, and allocates nothing, so
+// that a shard can cap a request's bytes as it builds the batch. Bytes
+// LabelsBuilder did not write count up to where they stop parsing.
+func SeriesSize(s *Sample) int {
+	n := expandedLen(s.Labels, internedElems())
+	// TimeSeries.samples: tag, length, then the value and timestamp
+	// fields, each left out when 0 (appendSample).
+	n += 2
+	if s.Value != 0 {
+		n += 9
+	}
+	if s.Timestamp != 0 {
+		n += 1 + varintLen(uint64(s.Timestamp))
+	}
+	return 1 + varintLen(uint64(n)) + n
+}
+
 // putVarint writes v as a varint at the start of b, which has room for it.
 func putVarint(b []byte, v uint64) {
 	i := 0

@@ -363,6 +363,35 @@ func podSamples(tb testing.TB, n int) []Sample {
 	return out
 }
 
+// SeriesSize adds up to the request's length, with interned and shared
+// references, zero values and timestamps, and staleness markers.
+func TestSeriesSize(t *testing.T) {
+	samples := podSamples(t, 300)
+	samples[0].Value = 0
+	samples[1].Timestamp = 0
+	samples[2].Value = StaleNaN
+	samples[3].Value, samples[3].Timestamp = math.Copysign(0, -1), 0
+	total := 0
+	for i := range samples {
+		n := SeriesSize(&samples[i])
+		require.Len(t, AppendWriteRequest(nil, samples[i:i+1]), n, "sample %d", i)
+		total += n
+	}
+	require.Len(t, AppendWriteRequest(nil, samples), total)
+	require.Zero(t, testing.AllocsPerRun(10, func() { SeriesSize(&samples[5]) }))
+}
+
+func BenchmarkSeriesSize(b *testing.B) {
+	samples := podSamples(b, benchSamples)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range samples {
+			SeriesSize(&samples[i])
+		}
+	}
+	reportPerSample(b, len(samples))
+}
+
 func TestPodSamplesSize(t *testing.T) {
 	s := podSamples(t, 1)
 	require.InDelta(t, 150, len(s[0].Labels), 20, "benchmark series are realistic")

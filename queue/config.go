@@ -139,6 +139,10 @@ type QueueConfig struct {
 	MaxShards int `yaml:"max_shards,omitempty"`
 	// MaxSamplesPerSend is the largest batch in one request.
 	MaxSamplesPerSend int `yaml:"max_samples_per_send,omitempty"`
+	// MaxBytesPerSend caps a request's uncompressed WriteRequest: a batch
+	// is closed before it passes it, and a series larger alone is dropped
+	// (series_too_large). Not a Prometheus key.
+	MaxBytesPerSend int `yaml:"max_bytes_per_send,omitempty"`
 	// BatchSendDeadline is how long a shard waits to fill a batch.
 	BatchSendDeadline time.Duration `yaml:"batch_send_deadline,omitempty"`
 	// MinBackoff is the first retry delay; it doubles up to MaxBackoff.
@@ -179,6 +183,7 @@ var DefaultQueueConfig = QueueConfig{
 	MinShards:         1,
 	MaxShards:         50,
 	MaxSamplesPerSend: 10000,
+	MaxBytesPerSend:   DefaultMaxBytesPerSend,
 	BatchSendDeadline: 5 * time.Second,
 	MinBackoff:        30 * time.Millisecond,
 	MaxBackoff:        5 * time.Second,
@@ -186,6 +191,13 @@ var DefaultQueueConfig = QueueConfig{
 	MaxRetryDuration:  0, // no limit, as Prometheus
 	SampleAgeLimit:    0, // off, as Prometheus
 }
+
+// DefaultMaxBytesPerSend is a quarter of the 32 MiB a request may decode
+// to in Prometheus (since 3.5.3) and VictoriaMetrics: a margin for a
+// receiver that adds labels or counts with a framing of its own. A batch
+// of max_samples_per_send typical series is well under it, so it closes
+// only batches of unusually large series.
+const DefaultMaxBytesPerSend = 8 << 20
 
 // DefaultHTTPClientConfig is Prometheus' remote-write HTTP client default
 // (config.DefaultRemoteWriteHTTPClientConfig): redirects followed, HTTP/2
@@ -300,6 +312,10 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// minBytesPerSend is the smallest max_bytes_per_send: less would drop
+// ordinary series as too large.
+const minBytesPerSend = 1024
+
 // Validate checks the queue settings. Keys in errors are relative to
 // queue_config.
 func (q *QueueConfig) Validate() error {
@@ -313,6 +329,9 @@ func (q *QueueConfig) Validate() error {
 	positive("min_shards", q.MinShards)
 	positive("max_shards", q.MaxShards)
 	positive("max_samples_per_send", q.MaxSamplesPerSend)
+	if q.MaxBytesPerSend < minBytesPerSend {
+		errs = append(errs, confkey.Errorf("max_bytes_per_send", "must be at least %d, not %d", minBytesPerSend, q.MaxBytesPerSend))
+	}
 	if q.MaxShards > 0 && q.MinShards > q.MaxShards {
 		errs = append(errs, confkey.Errorf("min_shards", "%d is more than max_shards %d", q.MinShards, q.MaxShards))
 	}

@@ -155,7 +155,7 @@ func TestSplitDroppedMetrics(t *testing.T) {
 	var want strings.Builder
 	want.WriteString("# HELP kube_state_push_remote_samples_dropped_total Samples given up on, by reason.\n")
 	want.WriteString("# TYPE kube_state_push_remote_samples_dropped_total counter\n")
-	for _, r := range []string{"bad_request", "buffer_error", "buffer_full", "client_error", "conflict", "rate_limited", "resent", "retries_ended", "queue_full", "shutdown", "too_large", "too_old", "unsupported", "invalid_labels", "label_too_long", "too_many_labels"} {
+	for _, r := range []string{"bad_request", "buffer_error", "buffer_full", "client_error", "conflict", "rate_limited", "resent", "retries_ended", "queue_full", "series_too_large", "shutdown", "too_large", "too_old", "unsupported", "invalid_labels", "label_too_long", "too_many_labels"} {
 		v := 0
 		if r == ReasonTooLarge {
 			v = 4

@@ -217,12 +217,12 @@ func TestDroppedReasonsInitialised(t *testing.T) {
 	want.WriteString("# HELP kube_state_push_remote_samples_dropped_total Samples given up on, by reason.\n")
 	want.WriteString("# TYPE kube_state_push_remote_samples_dropped_total counter\n")
 	for _, ep := range []string{"a.example:9090", "b.example:9090"} {
-		for _, r := range []string{"bad_request", "buffer_error", "buffer_full", "client_error", "conflict", "rate_limited", "resent", "retries_ended", "queue_full", "shutdown", "too_large", "too_old", "unsupported", "invalid_labels", "label_too_long", "too_many_labels"} {
+		for _, r := range []string{"bad_request", "buffer_error", "buffer_full", "client_error", "conflict", "rate_limited", "resent", "retries_ended", "queue_full", "series_too_large", "shutdown", "too_large", "too_old", "unsupported", "invalid_labels", "label_too_long", "too_many_labels"} {
 			fmt.Fprintf(&want, "kube_state_push_remote_samples_dropped_total{endpoint=%q,reason=%q} 0\n", ep, r)
 		}
 	}
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want.String()), "kube_state_push_remote_samples_dropped_total"))
-	require.Len(t, reasons, 16, "a new reason is added to this test")
+	require.Len(t, reasons, 17, "a new reason is added to this test")
 
 	// The per-endpoint series exist from the start too.
 	n, err := testutil.GatherAndCount(reg,

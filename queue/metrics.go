@@ -29,6 +29,7 @@ var reasons = []string{
 	ReasonBufferFull, ReasonBufferError, ReasonResent, // buffermetrics.go
 	ReasonQueueFull,                                              // intake.go
 	ReasonInvalidLabels, ReasonTooManyLabels, ReasonLabelTooLong, // relabel.go, limits.go
+	ReasonSeriesTooLarge, // batchbytes.go
 }
 
 // Metrics are the self-metrics of every endpoint, labelled by endpoint name.

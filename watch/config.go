@@ -3,6 +3,7 @@ package watch
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -30,8 +31,11 @@ type Config struct {
 	// must print, or the effective config would load back the default.
 	KubeAPIReadBatching time.Duration `yaml:"kube_api_read_batching"`
 	// Resources lists the resources to watch, by kube-state-metrics'
-	// names ("pods", "nodes", ...). Empty: DefaultResources.
-	Resources []string `yaml:"resources,omitempty"`
+	// names ("pods", "nodes", ...). Absent (nil): DefaultResources. An
+	// explicit empty list (resources: []): none, for an agent that
+	// renders custom resources only. No omitempty: an empty list must
+	// print, or the effective config would load back the defaults.
+	Resources []string `yaml:"resources"`
 	// Namespaces limits namespaced resources to these namespaces (one
 	// watch each). Empty: all namespaces.
 	Namespaces []string `yaml:"namespaces,omitempty"`
@@ -51,6 +55,10 @@ type Config struct {
 	MetricLabelsAllowlist map[string][]string `yaml:"metric_labels_allowlist,omitempty"`
 	// MetricAnnotationsAllowlist is the same for annotations.
 	MetricAnnotationsAllowlist map[string][]string `yaml:"metric_annotations_allowlist,omitempty"`
+	// SeriesLabelsFromObject maps a resource to Kubernetes label keys of
+	// its objects that every series of the object carries, as
+	// label_<name> (the names kube_<resource>_labels gives them).
+	SeriesLabelsFromObject map[string][]string `yaml:"series_labels_from_object,omitempty"`
 	// Shard is this instance's shard, in [0, total_shards): it renders only
 	// the objects whose UID hashes onto it (kube-state-metrics' --shard).
 	Shard int `yaml:"shard"`
@@ -73,7 +81,9 @@ type Config struct {
 // Validate checks the settings, compiles the metric lists and fills in the
 // defaults. Keys in errors are relative to where Config is inlined.
 func (c *Config) Validate() error {
-	if len(c.Resources) == 0 {
+	// yaml.v3 leaves an absent key nil and decodes "[]" to an empty
+	// slice; that difference is the user's choice of none.
+	if c.Resources == nil {
 		c.Resources = slices.Clone(DefaultResources)
 	}
 	var errs []error
@@ -116,6 +126,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateSharding())
 	errs = append(errs, validateAllowlist("metric_labels_allowlist", c.MetricLabelsAllowlist))
 	errs = append(errs, validateAllowlist("metric_annotations_allowlist", c.MetricAnnotationsAllowlist))
+	errs = append(errs, validateSeriesLabels(c.SeriesLabelsFromObject))
 	return errors.Join(errs...)
 }
 
@@ -175,6 +186,31 @@ func validateAllowlist(key string, m map[string][]string) error {
 	return errors.Join(errs...)
 }
 
+// validateSeriesLabels checks series_labels_from_object: known resources,
+// and label keys without wildcards (every series of an object would carry
+// every label a wildcard matched).
+func validateSeriesLabels(m map[string][]string) error {
+	var errs []error
+	for _, r := range slices.Sorted(maps.Keys(m)) {
+		k := "series_labels_from_object." + r
+		if _, ok := Lookup(r); !ok {
+			errs = append(errs, confkey.Errorf(k, "unknown resource %q", r))
+			continue
+		}
+		for i, l := range m[r] {
+			switch {
+			case l == "":
+				errs = append(errs, confkey.Errorf(confkey.Index(k, i), "is empty"))
+			case strings.Contains(l, wildcard):
+				errs = append(errs, confkey.Errorf(confkey.Index(k, i), "%q: name each label key, without wildcards", l))
+			case slices.Contains(m[r][:i], l):
+				errs = append(errs, confkey.Errorf(confkey.Index(k, i), "label key %q is listed twice", l))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Selected reports whether a family is rendered: opt-in families only when
 // the opt-in list names them, then the allowlist or denylist.
 func (c *Config) Selected(f FamilyInfo) bool {
@@ -210,6 +246,7 @@ func (c *Config) FamilyOptions(resource string) FamilyOptions {
 		LabelsAllowlist:      pick(c.MetricLabelsAllowlist),
 		AnnotationsAllowlist: pick(c.MetricAnnotationsAllowlist),
 		LegacyV1:             c.LegacyV1Families,
+		SeriesLabels:         c.SeriesLabelsFromObject[resource],
 	}
 }
 

@@ -21,6 +21,12 @@ type Emitter struct {
 	// identN, when positive, is how many identity labels the family being
 	// rendered carries (Family.IdentityLabels).
 	identN int
+	// obj holds the object's own labels every series carries
+	// (series_labels_from_object, objectlabels.go), as name, value pairs;
+	// objOn is set when the resource has such labels configured, even if
+	// the object lacks them.
+	obj   []string
+	objOn bool
 	// enums caches the interned refs of enumeration labels (enumLabels),
 	// so that rendering looks them up without the table's lock.
 	enums map[encode.Label]uint32
@@ -125,6 +131,9 @@ func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 			return
 		}
 	}
+	if len(e.obj) > 0 {
+		keys, values = e.withoutObjectLabels(keys, values)
+	}
 	e.begin()
 	for i := 0; i+1 < len(kv); i += 2 {
 		e.add(kv[i], kv[i+1])
@@ -144,6 +153,10 @@ func (e *Emitter) EmitKV(value float64, keys, values []string, kv ...string) {
 // otherwise the series gets an exposition trailer with its labels as
 // emitted (encode.SeriesSet.AppendTrailer).
 func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
+	// The object's labels are written as generated labels are, after the
+	// others in name order, so that objects with and without them share
+	// the family's layout.
+	generated = generated || e.objOn
 	n := e.identCount()
 	f := e.fam
 	if f.layout == nil {
@@ -157,6 +170,9 @@ func (e *Emitter) shaped(kv, keys, values []string, generated bool) {
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
 		e.out.AppendTrailer(kv[i], kv[i+1])
+	}
+	for i := 0; i+1 < len(e.obj); i += 2 {
+		e.out.AppendTrailer(e.obj[i], e.obj[i+1])
 	}
 	for i := range keys {
 		e.out.AppendTrailer(keys[i], values[i])
@@ -183,6 +199,9 @@ func (e *Emitter) begin() {
 	n := e.identCount()
 	for i := 0; i+1 < n; i += 2 {
 		e.b.Add(e.ident[i], e.ident[i+1])
+	}
+	for i := 0; i+1 < len(e.obj); i += 2 {
+		e.b.Add(e.obj[i], e.obj[i+1])
 	}
 }
 

@@ -104,4 +104,7 @@ type FamilyOptions struct {
 	// LegacyV1 names the kube-state-metrics v1.9.8 families to render as
 	// well ("*" for all); see LegacyV1Families. Empty: none.
 	LegacyV1 []string
+	// SeriesLabels lists the Kubernetes label keys whose values every
+	// series of an object carries (objectlabels.go). Empty: none.
+	SeriesLabels []string
 }

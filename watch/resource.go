@@ -94,6 +94,7 @@ func newResource[T metav1.Object](
 		},
 		build: func(o FamilyOptions, selected func(FamilyInfo) bool) renderFunc {
 			var fs []Family[T]
+			seriesLabels := o.SeriesLabels
 			for _, f := range families(o) {
 				if selected(f.Info()) {
 					fs = append(fs, f)
@@ -105,6 +106,7 @@ func newResource[T metav1.Object](
 					return "", fmt.Errorf("rendering %s: unexpected object type %T", name, obj)
 				}
 				identity(o, e)
+				e.objectLabels(o.GetLabels(), seriesLabels)
 				for i := range fs {
 					e.startFamily(i, fs[i].Name, fs[i].IdentityLabels)
 					fs[i].Generate(o, e)
