@@ -19,7 +19,13 @@ import (
 func TestFirstSnapshotOnceListed(t *testing.T) {
 	needEnv(t)
 	capture := testenv.NewCapture()
-	defer capture.Close()
+	t.Cleanup(capture.Close) // after the agent's final flush
+	// Namespaces listed before the start: other tests may add some later.
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	nss, err := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, nss.Items)
 	cfg := captureConfig(capture.URL())
 	cfg.SnapshotInterval = time.Minute
 	start := time.Now()
@@ -38,18 +44,22 @@ func TestFirstSnapshotOnceListed(t *testing.T) {
 	t.Logf("first snapshot taken %s after start", took)
 	require.Less(t, took, 20*time.Second, "taken once the lists were in")
 
-	client, err := env.cp.Client()
-	require.NoError(t, err)
-	nss, err := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
-	require.NoError(t, err)
-	require.NotEmpty(t, nss.Items)
 	got := map[string]bool{}
 	for key, v := range capture.Series(first) {
 		if strings.HasPrefix(key, "kube_namespace_status_phase{") && strings.Contains(key, `phase="Active"`) && v == 1 {
 			got[key[strings.Index(key, `namespace="`):]] = true
 		}
 	}
+	after, err := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	still := map[string]bool{}
+	for _, ns := range after.Items {
+		still[ns.Name] = ns.DeletionTimestamp == nil
+	}
 	for _, ns := range nss.Items {
+		if ns.DeletionTimestamp != nil || !still[ns.Name] {
+			continue // a namespace other tests were deleting
+		}
 		found := false
 		for k := range got {
 			found = found || strings.HasPrefix(k, `namespace="`+ns.Name+`"`)
