@@ -26,7 +26,8 @@ import (
 // the configuration's map), the remote_write entries unchanged but for the
 // disk buffer each gets; and RBAC follows: collectors narrow the
 // ClusterRole, rbac.useClusterRole false gives Roles in the namespaces,
-// rbac.extraRules are added.
+// rbac.extraRules are added. seriesLabelsFromObject takes either shape;
+// customResourceStateOnly is resources: [] with no built-in grant.
 func TestChartValues(t *testing.T) {
 	write := func(t *testing.T, values string) string {
 		p := filepath.Join(t.TempDir(), "values.yaml")
