@@ -126,6 +126,14 @@ func TestChartKubeletSeparateIdentity(t *testing.T) {
 	pod := r.workload(t).pod()
 	require.Equal(t, name+"-token", secretVolumeOf(t, pod, pod.Containers[0], cfg.Kubelet.BearerTokenFile), "bearer_token_file is in the mounted Secret")
 
+	// rbac.create false: the account and its token, the grant is the user's.
+	noRBAC := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write",
+		"--set", "kubelet.enabled=true", "--set", "kubelet.separateIdentity=true", "--set", "rbac.create=false")
+	require.Contains(t, objectsOf[corev1.ServiceAccount](t, noRBAC, "ServiceAccount"), name)
+	require.Contains(t, objectsOf[corev1.Secret](t, noRBAC, "Secret"), name+"-token")
+	require.Empty(t, rules(t, noRBAC, "ClusterRole"))
+	require.Empty(t, objectsOf[rbacv1.ClusterRoleBinding](t, noRBAC, "ClusterRoleBinding"))
+
 	// Off: none of it, and the agent's own token gets nodes/metrics.
 	off := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write", "--set", "kubelet.enabled=true")
 	require.NotContains(t, objectsOf[corev1.ServiceAccount](t, off, "ServiceAccount"), name)
