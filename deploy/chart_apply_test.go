@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,7 +25,9 @@ import (
 
 // Every shape, and one with every value set, applies to a real API server
 // with server-side apply and strict field validation, so that a field the
-// API does not know, or a value it refuses, fails.
+// API does not know, or a value it refuses, fails. For custom resources only
+// and for the kubelets' second identity, the API server's authorizer then
+// says what each ServiceAccount may do.
 func TestChartApply(t *testing.T) {
 	helmBinary(t)
 	cp := testenv.SharedControlPlane(t)
@@ -140,9 +144,23 @@ extraEnvFrom: [{secretRef: {name: remote-write-credentials, optional: true}}]
 webConfig: {existingSecret: agent-web, tls: true}
 networkPolicy: {enabled: true, ingressFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]}
 `), 0o600))
+	crsOnly := filepath.Join(t.TempDir(), "crs-only.yaml")
+	require.NoError(t, os.WriteFile(crsOnly, []byte(customResourceStateOnlyValues), 0o600))
+	kubeletIdentity := filepath.Join(t.TempDir(), "kubelet-identity.yaml")
+	require.NoError(t, os.WriteFile(kubeletIdentity, []byte(`
+remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: prometheus}]
+seriesLabelsFromObject: {pods: [app.kubernetes.io/name, team]}
+kubelet:
+  enabled: true
+  separateIdentity: true
+  config: {address_types: [InternalIP, Hostname], body_size_limit: 8388608, sample_limit: 50000}
+`), 0o600))
 	existing := filepath.Join(t.TempDir(), "existing.yaml")
 	require.NoError(t, os.WriteFile(existing, []byte("existingConfigSecret: my-config\npersistence: {size: 1Gi}\n"), 0o600))
-	shapes := map[string]string{"all": everything, "crs": crs, "credentials": credentials, "existing": existing}
+	shapes := map[string]string{
+		"all": everything, "crs": crs, "credentials": credentials, "existing": existing,
+		"crs-only": crsOnly, "kubelet-identity": kubeletIdentity,
+	}
 	for _, dir := range chartShapeDirs(t) {
 		shapes[dir] = filepath.Join(chartShapes, dir+"-values.yaml")
 	}
@@ -173,7 +191,9 @@ networkPolicy: {enabled: true, ingressFrom: [{namespaceSelector: {matchLabels: {
 				require.Zero(t, kinds["Secret"], "the user's Secret is the configuration")
 				return
 			}
-			require.Equal(t, 1, kinds["Secret"], "the configuration")
+			if name != "kubelet-identity" {
+				require.Equal(t, 1, kinds["Secret"], "the configuration")
+			}
 			// What the API server holds is what the agent reads: the
 			// rendered configuration, which loads.
 			// The release's name does not hold the chart's: the full name
@@ -216,6 +236,35 @@ networkPolicy: {enabled: true, ingressFrom: [{namespaceSelector: {matchLabels: {
 				require.Equal(t, 1, kinds["ClusterRole"])
 				require.Equal(t, 1, kinds["NetworkPolicy"])
 			}
+			// The API server's RBAC authorizer answers for the
+			// ServiceAccounts what the kubelets' and the agent's requests
+			// would get.
+			agent := "system:serviceaccount:" + ns + ":" + fullname
+			if name == "crs-only" {
+				require.Empty(t, cfg.Watch.Resources)
+				require.True(t, allowed(t, cs, agent, "list", "apiextensions.k8s.io", "customresourcedefinitions", ""))
+				require.True(t, allowed(t, cs, agent, "watch", "example.com", "widgets", ""))
+				for _, res := range []string{"pods", "nodes", "secrets", "configmaps"} {
+					require.False(t, allowed(t, cs, agent, "list", "", res, ""), "custom resources only: no grant on %s", res)
+				}
+			}
+			if name == "kubelet-identity" {
+				require.Equal(t, 2, kinds["ServiceAccount"], "the agent's and the kubelets'")
+				require.Equal(t, 2, kinds["Secret"], "the configuration and the second ServiceAccount's token")
+				require.Equal(t, "/var/run/secrets/kubelet-reader/token", cfg.Kubelet.BearerTokenFile)
+				require.Equal(t, []string{"InternalIP", "Hostname"}, cfg.Kubelet.AddressTypes)
+				require.Equal(t, map[string][]string{"pods": {"app.kubernetes.io/name", "team"}}, cfg.Watch.SeriesLabelsFromObject)
+				token, err := cs.CoreV1().Secrets(ns).Get(ctx, fullname+"-kubelet-token", metav1.GetOptions{})
+				require.NoError(t, err)
+				require.Equal(t, corev1.SecretTypeServiceAccountToken, token.Type)
+				reader := "system:serviceaccount:" + ns + ":" + fullname + "-kubelet"
+				require.True(t, allowed(t, cs, reader, "get", "", "nodes", "metrics"))
+				for _, attr := range [][3]string{{"list", "secrets", ""}, {"get", "secrets", ""}, {"list", "pods", ""}, {"get", "nodes", "proxy"}, {"get", "nodes", "log"}} {
+					require.False(t, allowed(t, cs, reader, attr[0], "", attr[1], attr[2]), "the kubelets' token: no %v", attr)
+				}
+				require.False(t, allowed(t, cs, agent, "get", "", "nodes", "metrics"), "the agent's own token needs no kubelet grant")
+				require.True(t, allowed(t, cs, agent, "list", "", "nodes", ""))
+			}
 			if name == "all" {
 				require.Equal(t, 1, kinds["NetworkPolicy"])
 				require.Equal(t, 1, kinds["PersistentVolumeClaim"])
@@ -223,4 +272,22 @@ networkPolicy: {enabled: true, ingressFrom: [{namespaceSelector: {matchLabels: {
 			}
 		})
 	}
+}
+
+// allowed asks the API server whether a ServiceAccount's user may do verb
+// on a resource (and subresource) in any namespace.
+func allowed(t *testing.T, cs kubernetes.Interface, user, verb, group, resource, subresource string) bool {
+	t.Helper()
+	ns, _, _ := strings.Cut(strings.TrimPrefix(user, "system:serviceaccount:"), ":")
+	sar, err := cs.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   user,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: verb, Group: group, Resource: resource, Subresource: subresource,
+			},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return sar.Status.Allowed
 }

@@ -26,7 +26,8 @@ import (
 // the configuration's map), the remote_write entries unchanged but for the
 // disk buffer each gets; and RBAC follows: collectors narrow the
 // ClusterRole, rbac.useClusterRole false gives Roles in the namespaces,
-// rbac.extraRules are added.
+// rbac.extraRules are added. seriesLabelsFromObject takes either shape;
+// customResourceStateOnly is resources: [] with no built-in grant.
 func TestChartValues(t *testing.T) {
 	write := func(t *testing.T, values string) string {
 		p := filepath.Join(t.TempDir(), "values.yaml")
@@ -173,13 +174,66 @@ remoteWrite: [{url: "http://prometheus:9090/api/v1/write"}]
 			})
 		}
 	})
+
+	t.Run("seriesLabelsFromObject", func(t *testing.T) {
+		rw := "\nremoteWrite: [{url: \"http://prometheus:9090/api/v1/write\"}]\n"
+		for name, values := range map[string]string{
+			"a map":                     "seriesLabelsFromObject: {pods: [app.kubernetes.io/name, team], namespaces: [team]}" + rw,
+			"kube-state-metrics' shape": `seriesLabelsFromObject: ["pods=[app.kubernetes.io/name,team]", "namespaces=[team]"]` + rw,
+		} {
+			t.Run(name, func(t *testing.T) {
+				cfg := loadRendered(t, "values", renderChart(t, "-f", write(t, values)))
+				require.Equal(t, map[string][]string{"pods": {"app.kubernetes.io/name", "team"}, "namespaces": {"team"}}, cfg.Watch.SeriesLabelsFromObject)
+			})
+		}
+		r := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write")
+		require.NotContains(t, string(r.config), "series_labels_from_object", "not set: not rendered")
+		require.Empty(t, loadRendered(t, "values", r).Watch.SeriesLabelsFromObject)
+	})
+
+	t.Run("customResourceStateOnly", func(t *testing.T) {
+		r := renderChart(t, "-f", write(t, customResourceStateOnlyValues))
+		var raw map[string]any
+		require.NoError(t, yaml.Unmarshal(r.config, &raw))
+		require.Equal(t, []any{}, raw["resources"], "resources: [], not left out:\n%s", r.config)
+		cfg := loadRendered(t, "values", r)
+		require.Empty(t, cfg.Watch.Resources, "no built-in resource")
+		require.NotNil(t, cfg.Watch.Resources, "an empty list, not the defaults")
+		require.NotNil(t, cfg.CustomResourceState)
+		require.Equal(t, []rbacv1.PolicyRule{
+			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list", "watch"}},
+			{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Verbs: []string{"list", "watch"}},
+		}, rules(t, r, "ClusterRole")["kube-state-push"], "no rule for a built-in resource")
+	})
 }
+
+// customResourceStateOnlyValues watches one custom resource and no built-in
+// one.
+const customResourceStateOnlyValues = `
+remoteWrite: [{url: "http://prometheus:9090/api/v1/write", name: prometheus}]
+customResourceStateOnly: true
+customResourceState:
+  enabled: true
+  config:
+    kind: CustomResourceStateMetrics
+    spec:
+      resources:
+        - groupVersionKind: {group: example.com, version: v1, kind: Widget}
+          metrics:
+            - name: ready
+              help: Whether the widget is ready.
+              each: {type: Gauge, gauge: {path: [status, ready]}}
+rbac: {extraRules: [{apiGroups: [example.com], resources: [widgets], verbs: [list, watch]}]}
+`
 
 // The chart refuses values that cannot work, saying why: more pushing
 // replicas than one without a way to deduplicate, a claim shared by
 // replicas, Roles that cannot grant what is watched, an unknown collector,
 // a malformed allowlist, a kubelet mode it does not know or kubelets without
-// the nodes watch, podSecurityContext (securityContext is the pod's, as in
+// the nodes watch, custom resources only without a custom resource state
+// document or beside collectors or kubelets, a second kubelet identity in
+// apiserver mode or beside a bearer_token_file of the user's,
+// podSecurityContext (securityContext is the pod's, as in
 // kube-state-metrics' chart), no endpoint.
 func TestChartRefuses(t *testing.T) {
 	rw := "remoteWrite[0].url=http://prometheus:9090/api/v1/write"
@@ -207,6 +261,13 @@ func TestChartRefuses(t *testing.T) {
 		{[]string{"kubelet.enabled=true", "collectors={pods}"}, "kubelet.enabled: the kubelets are found through the nodes watch: add nodes to collectors"},
 		{[]string{"podSecurityContext.runAsUser=1000"}, "podSecurityContext: as in kube-state-metrics' chart, the pod's security context is securityContext"},
 		{[]string{"extraConfig.auto_sharding=true", "autosharding.enabled=true", "replicas=2"}, "extraConfig.auto_sharding: the chart sets auto_sharding from its own values"},
+		{[]string{"customResourceStateOnly=true"}, "customResourceStateOnly: watches custom resources only, and customResourceState.enabled is false"},
+		{[]string{"customResourceStateOnly=true", "customResourceState.enabled=true", "customResourceState.config.kind=CustomResourceStateMetrics", "collectors={pods}"}, "customResourceStateOnly and collectors exclude each other"},
+		{[]string{"customResourceStateOnly=true", "customResourceState.enabled=true", "customResourceState.config.kind=CustomResourceStateMetrics", "kubelet.enabled=true"}, "customResourceStateOnly: kubelet.enabled finds the kubelets through the nodes watch"},
+		{[]string{"kubelet.enabled=true", "kubelet.mode=apiserver", "kubelet.allowNodesProxyWhichAllowsExec=true", "kubelet.separateIdentity=true"}, "kubelet.separateIdentity: only mode direct sends a token to the kubelets"},
+		{[]string{"kubelet.enabled=true", "kubelet.separateIdentity=true", "kubelet.config.bearer_token_file=/t"}, "kubelet.config.bearer_token_file: kubelet.separateIdentity sets it"},
+		{[]string{"kubelet.enabled=true", "kubelet.separateIdentity=true", "extraVolumes[0].name=kubelet-token", "extraVolumes[0].emptyDir.medium=Memory"}, "kubelet-token"},
+		{[]string{"seriesLabelsFromObject={pods}"}, `seriesLabelsFromObject: cannot read "pods"`},
 		{nil, "remoteWrite: at least one endpoint is required"},
 	} {
 		t.Run(strings.Join(tc.set, ","), func(t *testing.T) {

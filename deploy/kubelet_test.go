@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -77,4 +80,65 @@ func TestKubeletRBAC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kubelet.separateIdentity sends the kubelets the token of a second
+// ServiceAccount that may only get nodes/metrics, as docs/kubelet.md
+// describes: the chart creates that account, its token Secret and its
+// binding, mounts the Secret, and points bearer_token_file at the token;
+// the agent's own ClusterRole loses nodes/metrics. The kubelet keys of
+// kubelet.config pass through.
+func TestChartKubeletSeparateIdentity(t *testing.T) {
+	if !haveHelm(t) {
+		t.Skip("helm not built")
+	}
+	r := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write",
+		"--set", "kubelet.enabled=true", "--set", "kubelet.separateIdentity=true",
+		"--set", "kubelet.config.address_types={InternalIP}", "--set", "kubelet.config.body_size_limit=8388608",
+		"--set", "kubelet.config.sample_limit=5000")
+	const name = "kube-state-push-kubelet"
+	cfg := loadRendered(t, "chart", r)
+	require.NotNil(t, cfg.Kubelet)
+	require.Equal(t, "direct", cfg.Kubelet.Mode)
+	require.Equal(t, "/var/run/secrets/kubelet-reader/token", cfg.Kubelet.BearerTokenFile)
+	require.Equal(t, []string{"InternalIP"}, cfg.Kubelet.AddressTypes)
+	require.Equal(t, int64(8<<20), cfg.Kubelet.BodySizeLimit)
+	require.Equal(t, 5000, cfg.Kubelet.SampleLimit)
+
+	sa := objectsOf[corev1.ServiceAccount](t, r, "ServiceAccount")[name]
+	require.NotNil(t, sa, "the second ServiceAccount")
+	require.Equal(t, ptr.To(false), sa.AutomountServiceAccountToken)
+	secret := objectsOf[corev1.Secret](t, r, "Secret")[name+"-token"]
+	require.NotNil(t, secret, "its token Secret")
+	require.Equal(t, corev1.SecretTypeServiceAccountToken, secret.Type)
+	require.Equal(t, name, secret.Annotations[corev1.ServiceAccountNameKey])
+
+	roles := rules(t, r, "ClusterRole")
+	require.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes/metrics"}, Verbs: []string{"get"}}}, roles[name])
+	for _, rule := range roles["kube-state-push"] {
+		require.NotContains(t, rule.Resources, "nodes/metrics", "the agent's own token needs no kubelet grant")
+	}
+	binding := objectsOf[rbacv1.ClusterRoleBinding](t, r, "ClusterRoleBinding")[name]
+	require.NotNil(t, binding)
+	require.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name}, binding.RoleRef)
+	require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: "kube-state-push"}}, binding.Subjects)
+
+	pod := r.workload(t).pod()
+	require.Equal(t, name+"-token", secretVolumeOf(t, pod, pod.Containers[0], cfg.Kubelet.BearerTokenFile), "bearer_token_file is in the mounted Secret")
+
+	// rbac.create false: the account and its token, the grant is the user's.
+	noRBAC := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write",
+		"--set", "kubelet.enabled=true", "--set", "kubelet.separateIdentity=true", "--set", "rbac.create=false")
+	require.Contains(t, objectsOf[corev1.ServiceAccount](t, noRBAC, "ServiceAccount"), name)
+	require.Contains(t, objectsOf[corev1.Secret](t, noRBAC, "Secret"), name+"-token")
+	require.Empty(t, rules(t, noRBAC, "ClusterRole"))
+	require.Empty(t, objectsOf[rbacv1.ClusterRoleBinding](t, noRBAC, "ClusterRoleBinding"))
+
+	// Off: none of it, and the agent's own token gets nodes/metrics.
+	off := renderChart(t, "--set", "remoteWrite[0].url=http://prometheus:9090/api/v1/write", "--set", "kubelet.enabled=true")
+	require.NotContains(t, objectsOf[corev1.ServiceAccount](t, off, "ServiceAccount"), name)
+	require.NotContains(t, rules(t, off, "ClusterRole"), name)
+	require.Equal(t, "get", verbsGranted(t, off)["nodes/metrics"])
+	offCfg := loadRendered(t, "chart", off)
+	require.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/token", offCfg.Kubelet.BearerTokenFile, "the agent's own token")
 }

@@ -64,6 +64,12 @@ cannot work are refused here, naming the values.
 {{- fail "metricAllowlist and metricDenylist exclude each other, as in kube-state-metrics" -}}
 {{- end -}}
 {{- $cfg := dict -}}
+{{- if .Values.customResourceStateOnly -}}
+{{- if not .Values.customResourceState.enabled }}{{ fail "customResourceStateOnly: watches custom resources only, and customResourceState.enabled is false: enable it with its config" }}{{ end -}}
+{{- if include "kube-state-push.collectors" . | fromYamlArray }}{{ fail "customResourceStateOnly and collectors exclude each other: customResourceStateOnly watches no built-in resource" }}{{ end -}}
+{{- if .Values.kubelet.enabled }}{{ fail "customResourceStateOnly: kubelet.enabled finds the kubelets through the nodes watch, and custom resources only watches no built-in resource" }}{{ end -}}
+{{- $_ := set $cfg "resources" list -}}
+{{- end -}}
 {{- with include "kube-state-push.collectors" . | fromYamlArray }}{{ $_ := set $cfg "resources" . }}{{ end -}}
 {{- with include "kube-state-push.list" .Values.namespaces | fromYamlArray }}{{ $_ := set $cfg "namespaces" . }}{{ end -}}
 {{- with include "kube-state-push.list" .Values.namespacesDenylist | fromYamlArray }}{{ $_ := set $cfg "namespaces_denylist" . }}{{ end -}}
@@ -71,6 +77,7 @@ cannot work are refused here, naming the values.
 {{- with include "kube-state-push.list" .Values.metricDenylist | fromYamlArray }}{{ $_ := set $cfg "metric_denylist" . }}{{ end -}}
 {{- with include "kube-state-push.allowlist" (list "metricLabelsAllowlist" .Values.metricLabelsAllowlist) | fromYaml }}{{ $_ := set $cfg "metric_labels_allowlist" . }}{{ end -}}
 {{- with include "kube-state-push.allowlist" (list "metricAnnotationsAllowList" .Values.metricAnnotationsAllowList) | fromYaml }}{{ $_ := set $cfg "metric_annotations_allowlist" . }}{{ end -}}
+{{- with include "kube-state-push.allowlist" (list "seriesLabelsFromObject" .Values.seriesLabelsFromObject) | fromYaml }}{{ $_ := set $cfg "series_labels_from_object" . }}{{ end -}}
 {{- if .Values.autosharding.enabled }}{{ $_ := set $cfg "auto_sharding" true }}{{ end -}}
 {{- with .Values.externalLabels }}{{ $_ := set $cfg "external_labels" . }}{{ end -}}
 {{- $_ := set $cfg "listen_address" (printf ":%d" (int .Values.service.port)) -}}
@@ -94,7 +101,13 @@ cannot work are refused here, naming the values.
 {{- with include "kube-state-push.collectors" . | fromYamlArray -}}
 {{- if not (has "nodes" .) }}{{ fail "kubelet.enabled: the kubelets are found through the nodes watch: add nodes to collectors" }}{{ end -}}
 {{- end -}}
-{{- $_ := set $cfg "kubelet" (merge (dict "mode" $mode) (deepCopy (.Values.kubelet.config | default dict))) -}}
+{{- $kubelet := merge (dict "mode" $mode) (deepCopy (.Values.kubelet.config | default dict)) -}}
+{{- if .Values.kubelet.separateIdentity -}}
+{{- if ne $mode "direct" }}{{ fail "kubelet.separateIdentity: only mode direct sends a token to the kubelets; mode apiserver reads through the API server with the agent's own" }}{{ end -}}
+{{- if hasKey $kubelet "bearer_token_file" }}{{ fail "kubelet.config.bearer_token_file: kubelet.separateIdentity sets it to the second ServiceAccount's token" }}{{ end -}}
+{{- $_ := set $kubelet "bearer_token_file" (printf "%s/token" (include "kube-state-push.kubeletTokenDir" .)) -}}
+{{- end -}}
+{{- $_ := set $cfg "kubelet" $kubelet -}}
 {{- end -}}
 {{- $_ := set $cfg "remote_write" (include "kube-state-push.remoteWrite" . | fromYamlArray) -}}
 {{- range $k, $v := .Values.extraConfig -}}

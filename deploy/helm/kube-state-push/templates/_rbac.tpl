@@ -61,14 +61,16 @@ volumeattachments: {group: storage.k8s.io, namespaced: false}
 kube-state-push.rules: list and watch on the collectors (the agent never
 gets one object of them), one rule per API group in the order of
 deploy/base/clusterrole.yaml (groups and resources sorted); on all the
-agent can watch when collectors is empty, as deploy/base grants. Then list
-and watch on CRDs for customResourceState, get on the kubelet subresource
-its mode reads, and rbac.extraRules.
+agent can watch when collectors is empty, as deploy/base grants; on none
+with customResourceStateOnly. Then list and watch on CRDs for
+customResourceState, get on the kubelet subresource its mode reads (unless
+kubelet.separateIdentity gives that grant to a second ServiceAccount), and
+rbac.extraRules.
 */}}
 {{- define "kube-state-push.rules" -}}
 {{- $table := include "kube-state-push.resources" . | fromYaml -}}
 {{- $names := include "kube-state-push.collectors" . | fromYamlArray -}}
-{{- if not $names }}{{ $names = keys $table }}{{ end -}}
+{{- if and (not $names) (not .Values.customResourceStateOnly) }}{{ $names = keys $table }}{{ end -}}
 {{- $groups := dict -}}
 {{- range $names -}}
 {{- $g := (get $table .).group -}}
@@ -96,7 +98,7 @@ its mode reads, and rbac.extraRules.
 - apiGroups: [""]
   resources: [nodes/proxy]
   verbs: [get]
-{{- else }}
+{{- else if not .Values.kubelet.separateIdentity }}
 # kubelet, direct mode: each kubelet asks the API server whether the agent
 # may get nodes/metrics, which reaches the metrics endpoints only.
 - apiGroups: [""]
@@ -147,4 +149,19 @@ without kubelet.allowNodesProxyWhichAllowsExec, whose grant allows exec.
 {{- fail "kubelet.mode: apiserver needs get on nodes/proxy, which allows running commands in every container of every node: use mode direct (get on nodes/metrics), or set kubelet.allowNodesProxyWhichAllowsExec: true" -}}
 {{- end -}}
 {{- $mode -}}
+{{- end -}}
+
+
+{{/*
+kube-state-push.kubeletIdentity: with kubelet.separateIdentity, the name of
+the second ServiceAccount (also of its token Secret, ClusterRole and
+binding, with suffixes), whose token the agent sends to the kubelets.
+*/}}
+{{- define "kube-state-push.kubeletIdentity" -}}
+{{- printf "%s-kubelet" (include "kube-state-push.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* kube-state-push.kubeletTokenDir: where the second ServiceAccount's token Secret is mounted. */}}
+{{- define "kube-state-push.kubeletTokenDir" -}}
+/var/run/secrets/kubelet-reader
 {{- end -}}
