@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
+	"github.com/kube-state-push/kube-state-push/internal/redact"
 	"github.com/kube-state-push/kube-state-push/kubelet"
 	"github.com/kube-state-push/kube-state-push/leader"
 	"github.com/kube-state-push/kube-state-push/pull"
@@ -249,7 +251,7 @@ func Load(data []byte, name string) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, decodeError(name, &root, err)
+		return nil, redact.Error(decodeError(name, &root, err))
 	}
 	// The map is the decoder's own (DefaultConfig has none), so expanding
 	// it in place changes no shared state.
@@ -263,7 +265,9 @@ func Load(data []byte, name string) (*Config, error) {
 		err = errors.Join(append(expandErrs, withoutKeys(err, expandErrs))...)
 	}
 	if err != nil {
-		return nil, keyErrors(name, &root, err)
+		// No validation message should quote a URL; should one do, its
+		// credentials are masked here.
+		return nil, redact.Error(keyErrors(name, &root, err))
 	}
 	return &cfg, nil
 }
@@ -321,7 +325,16 @@ func decodeError(name string, root *yaml.Node, err error) error {
 		if key, line, rerr := relabelError(root); rerr != nil {
 			return fmt.Errorf("%s:%d: %s: %w", name, line, key, rerr)
 		}
-		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// prometheus/common's URL type (proxy_url) returns url.Parse's
+			// error, which quotes the whole URL, perhaps a password.
+			if key, line := badURL(root); key != "" {
+				return fmt.Errorf("%s:%d: %s: is not a valid URL (%s)", name, line, key, redact.ParseError(err))
+			}
+			return fmt.Errorf("%s: a URL is not valid (%s)", name, redact.ParseError(err))
+		}
+		return fmt.Errorf("%s: %s", name, redact.Text(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	var errs []error
 	for _, e := range te.Errors {
@@ -389,6 +402,44 @@ func relabelError(root *yaml.Node) (key string, line int, err error) {
 		}
 	}
 	return "", 0, nil
+}
+
+// badURL returns the key and line of the first proxy_url whose value
+// url.Parse refuses, or "" if none is.
+func badURL(root *yaml.Node) (key string, line int) {
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if key != "" {
+			return
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := k.Value
+				if path != "" {
+					p = path + "." + p
+				}
+				if k.Value == "proxy_url" && v.Kind == yaml.ScalarNode {
+					if _, err := url.Parse(v.Value); err != nil {
+						key, line = p, k.Line
+						return
+					}
+				}
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, confkey.Index(path, i))
+			}
+		}
+	}
+	walk(root, "")
+	return key, line
 }
 
 // mappingValue returns the value of key in a mapping node, or nil.
