@@ -51,8 +51,11 @@ func diffConfigs(old, cur *config.Config, sharding func(*config.Config) (int, in
 	if old.ListenAddress != cur.ListenAddress {
 		d.restartOnly = append(d.restartOnly, "listen_address")
 	}
-	if old.Pull != cur.Pull {
+	if old.Pull.ListenAddress != cur.Pull.ListenAddress {
 		d.restartOnly = append(d.restartOnly, "pull.listen_address")
+	}
+	if old.Pull.MaxConcurrentScrapes != cur.Pull.MaxConcurrentScrapes {
+		d.restartOnly = append(d.restartOnly, "pull.max_concurrent_scrapes")
 	}
 	if old.LeaderElection != cur.LeaderElection {
 		d.restartOnly = append(d.restartOnly, "leader_election")

@@ -69,6 +69,7 @@ var DefaultConfig = Config{
 	ShutdownTimeout:  30 * time.Second,
 	PushSelfMetrics:  true,
 	LeaderElection:   leader.DefaultConfig,
+	Pull:             pull.DefaultConfig,
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
@@ -155,6 +156,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Kubelet != nil {
 		errs = append(errs, c.validateKubelet())
+	}
+	if err := c.Pull.Validate(); err != nil {
+		errs = append(errs, confkey.Under("pull", err))
 	}
 	if err := c.LeaderElection.Validate(); err != nil {
 		errs = append(errs, confkey.Under("leader_election", err))
