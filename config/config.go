@@ -179,7 +179,74 @@ func (c *Config) Validate() error {
 		}
 		names[n] = i
 	}
+	errs = append(errs, c.validateDiskBufferDirs()...)
 	return errors.Join(errs...)
+}
+
+// validateDiskBufferDirs checks that no two endpoints share a disk buffer
+// directory, nor one lies inside another's: each endpoint locks its own
+// and takes every segment file in it for its own, so that a shared one
+// would fail only at start (or, nested, mix two endpoints' files). Paths
+// are compared absolute and cleaned, through symbolic links where they
+// exist already.
+func (c *Config) validateDiskBufferDirs() []error {
+	var errs []error
+	type dir struct {
+		path string
+		i    int
+	}
+	var seen []dir
+	for i, rw := range c.RemoteWrite {
+		if rw.DiskBuffer.Directory == "" {
+			continue
+		}
+		p := canonicalDir(rw.DiskBuffer.Directory)
+		key := confkey.Index("remote_write", i) + ".disk_buffer.directory"
+		for _, d := range seen {
+			other := fmt.Sprintf("remote_write[%d] (%s)", d.i, c.RemoteWrite[d.i].Name)
+			var msg string
+			switch {
+			case p == d.path:
+				msg = "is also the disk buffer directory of " + other
+			case within(p, d.path):
+				msg = "lies inside the disk buffer directory of " + other
+			case within(d.path, p):
+				msg = "holds the disk buffer directory of " + other
+			default:
+				continue
+			}
+			errs = append(errs, confkey.Errorf(key, "%q of endpoint %s %s; give each endpoint a directory of its own",
+				rw.DiskBuffer.Directory, rw.Name, msg))
+			break
+		}
+		seen = append(seen, dir{p, i})
+	}
+	return errs
+}
+
+// canonicalDir returns dir absolute and cleaned, with the symbolic links of
+// its longest existing prefix resolved.
+func canonicalDir(dir string) string {
+	p, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	var rest []string
+	for cur := p; ; cur = filepath.Dir(cur) {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if filepath.Dir(cur) == cur {
+			return p
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+	}
+}
+
+// within reports whether path lies strictly inside dir.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // validateKubelet fills in the kubelet section's interval
