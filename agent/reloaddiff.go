@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/queue"

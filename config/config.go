@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/relabel"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kube-state-push/kube-state-push/customresource"
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
