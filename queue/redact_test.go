@@ -23,7 +23,7 @@ func TestLogsMaskURLCredentials(t *testing.T) {
 	require.NoError(t, l.Close()) // every connection is refused
 
 	for name, change := range map[string]func(*Config){
-		"url": func(c *Config) {},
+		"url": func(*Config) {},
 		"oauth2 token_url": func(c *Config) {
 			c.HTTPClientConfig.OAuth2 = &config.OAuth2{
 				ClientID: "id", ClientSecret: "s",

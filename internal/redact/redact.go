@@ -100,7 +100,7 @@ func Error(err error) error {
 		return nil
 	}
 	walk(err, func(e error) {
-		if ue, ok := e.(*url.Error); ok {
+		if ue, ok := e.(*url.Error); ok { //nolint:errorlint // walk visits every error of the tree
 			ue.URL = URL(ue.URL)
 		}
 	})
@@ -139,7 +139,7 @@ func Text(s string) string {
 func walk(err error, f func(error)) {
 	for depth := 0; err != nil && depth < 100; depth++ {
 		f(err)
-		switch u := err.(type) {
+		switch u := err.(type) { //nolint:errorlint // this is the unwrapping
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
 				walk(e, f)

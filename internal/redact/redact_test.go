@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,6 +32,7 @@ func TestURL(t *testing.T) {
 // the part that makes it fail.
 func TestParseErrorQuotesNothing(t *testing.T) {
 	for _, raw := range []string{
+		"http://u:pw-5c1e@host:abc/",
 		"http://user:pw-5c1e@host:pw-5c1e/",
 		"http://host/%pw-5c1e",
 		"http://pw 5c1e.example/",
@@ -42,11 +44,12 @@ func TestParseErrorQuotesNothing(t *testing.T) {
 		require.Error(t, err, raw)
 		msg := ParseError(err)
 		require.NotEmpty(t, msg, raw)
+		if strings.HasSuffix(raw, ":abc/") {
+			require.Equal(t, "invalid port after host", msg)
+		}
 		require.NotContains(t, msg, "pw", raw)
 		require.NotContains(t, msg, "5c1e", raw)
 	}
-	_, err := url.Parse("http://u:pw-5c1e@host:abc/")
-	require.Equal(t, "invalid port after host", ParseError(err))
 }
 
 // The http client's errors quote the URL with its query; Error masks every
