@@ -92,6 +92,8 @@ func TestURLErrorsHideCredentials(t *testing.T) {
 			"c.yaml:3: remote_write[0].proxy_url: is not a valid URL (invalid port after host)"},
 		{"remote_write:\n  - url: http://127.0.0.1:9/w\n    oauth2:\n      client_id: c\n      client_secret: s\n      token_url: http://127.0.0.1/t\n      proxy_url: \"%" + secretWrongTypes + "\"\n",
 			"c.yaml:7: remote_write[0].oauth2.proxy_url: is not a valid URL (invalid URL escape)"},
+		{"remote_write:\n  - url: http://127.0.0.1:9/w\n    oauth2:\n      client_id: c\n      client_secret: s\n      token_url: http://t:" + secretWrongTypes + "@127.0.0.1:" + secretWrongTypes + "/t\n",
+			"c.yaml:6: remote_write[0].oauth2.token_url: is not a valid URL (invalid port after host)"},
 	} {
 		_, err := Load([]byte(tc.yaml), "c.yaml")
 		if tc.want == "" {

@@ -302,6 +302,13 @@ func (c *Config) Validate() error {
 	if c.RemoteTimeout <= 0 {
 		errs = append(errs, confkey.Errorf("remote_timeout", "must be positive, not %s", c.RemoteTimeout))
 	}
+	if o := c.HTTPClientConfig.OAuth2; o != nil && o.TokenURL != "" {
+		// Read only when a token is fetched: a bad one would fail every
+		// request, with an error quoting the part that does not parse.
+		if _, err := url.Parse(o.TokenURL); err != nil {
+			errs = append(errs, confkey.Errorf("oauth2.token_url", "is not a valid URL (%s)", redact.ParseError(err)))
+		}
+	}
 	if err := c.HTTPClientConfig.Validate(); err != nil {
 		errs = append(errs, &confkey.Error{Key: "", Err: err})
 	}
