@@ -262,3 +262,38 @@ func TestConfigErrorsHideSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A URL that does not parse, with a password and a token in it, is refused
+// at start and by check-config naming the key and the reason: neither
+// stdout nor stderr quotes it. (proxy_url is parsed as it is decoded, the
+// others once the file is read.)
+func TestBadURLNeverQuoted(t *testing.T) {
+	bin := buildAgent(t)
+	withSecrets := "http://agent:" + secretURLPassword + "@127.0.0.1:" + secretQueryToken + "/w?api_key=" + secretQueryToken
+	for _, tc := range []struct{ cfg, want string }{
+		{"remote_write:\n  - url: " + withSecrets + "\n",
+			"bad-url.yaml:2: remote_write[0].url: is not a valid URL (invalid port after host)"},
+		{"remote_write:\n  - url: http://127.0.0.1:9/w\n    oauth2: {client_id: c, client_secret: s, token_url: \"" + withSecrets + "\"}\n",
+			"bad-url.yaml:3: remote_write[0].oauth2.token_url: is not a valid URL (invalid port after host)"},
+		{"remote_write:\n  - url: http://127.0.0.1:9/w\n    proxy_url: \"http://p:" + secretURLPassword + "@[::1?" + secretQueryToken + "\"\n",
+			"bad-url.yaml:3: remote_write[0].proxy_url: is not a valid URL (missing ']' in host)"},
+	} {
+		path := filepath.Join(t.TempDir(), "bad-url.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(tc.cfg), 0o600))
+		for _, args := range [][]string{{"check-config", path}, {"--config.file=" + path}} {
+			cmd := exec.Command(bin, args...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "%v", args)
+			require.Equal(t, 1, ee.ExitCode(), "%v", args)
+			require.Contains(t, stderr.String(), tc.want, "%v", args)
+			for _, out := range []string{stdout.String(), stderr.String()} {
+				for _, s := range allSecrets {
+					require.NotContains(t, out, s, "%v", args)
+				}
+			}
+		}
+	}
+}
