@@ -141,3 +141,16 @@ func TestSymlinksNotFollowed(t *testing.T) {
 		require.Equal(t, "not the agent's", string(b))
 	})
 }
+
+// A keyframe body that claims as many objects as it has bytes, and fails
+// at its second (a repeated key), allocates for what it read, not for the
+// claim.
+func TestKeyframeCountNotTrusted(t *testing.T) {
+	body := binary.AppendUvarint(nil, 1<<20)
+	body = append(body, make([]byte, 1<<20)...)
+	d := newDecoder()
+	var err error
+	n := allocated(func() { err = d.applyKey(body) })
+	require.ErrorIs(t, err, errBadBody)
+	require.Less(t, n, uint64(16<<20), "not 80 bytes per claimed object")
+}
