@@ -297,8 +297,9 @@ func LoadFile(path string) (*Config, error) {
 // `kube-state-push check-config`. Secrets (passwords, credentials, client
 // secrets, TLS keys, proxy headers) are prometheus/common config.Secret
 // values, whose MarshalYAML, which yaml.v3 honours like yaml.v2, writes
-// "<secret>" (config.MarshalSecretValue is never set here). Credential
-// files print as paths.
+// "<secret>" (config.MarshalSecretValue is never set here). Each endpoint
+// masks its URLs, header values and OAuth 2.0 parameters itself
+// (queue.Config.MarshalYAML). Credential files print as paths.
 func (c *Config) Effective() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
