@@ -171,7 +171,7 @@ func New(cfg *config.Config, o Options) (*Agent, error) {
 	a.reloadMetrics = newReloadMetrics(a.reg)
 	a.custom = newCustomResources(a.reg)
 	a.custom.wanted.Store(cfg.CustomResourceState != nil)
-	a.pullHandler = pull.NewHandler(a.pullView.Load, a.reg)
+	a.pullHandler = pull.NewHandler(a.pullView.Load, cfg.Pull.MaxConcurrentScrapes, a.reg)
 	var err error
 	if a.kubelet, err = a.newKubelet(cfg); err != nil {
 		return nil, err
@@ -473,21 +473,24 @@ func (a *Agent) serve() []*http.Server {
 			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		}
-		servers = append(servers, a.serveOn(a.listener, mux, "self-metrics"))
+		timeouts := metricsTimeouts
+		if a.pprof {
+			timeouts = pprofTimeouts
+		}
+		servers = append(servers, a.serveOn(a.listener, timeouts.server(mux), "self-metrics"))
 	}
 	if a.pullListener != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", a.pullHandler)
-		servers = append(servers, a.serveOn(a.pullListener, mux, "pull"))
+		servers = append(servers, a.serveOn(a.pullListener, pullTimeouts.server(mux), "pull"))
 	}
 	return servers
 }
 
-// serveOn serves h on l until the server is shut down. exporter-toolkit adds
-// TLS and basic auth from the web configuration, read again on each
+// serveOn serves srv on l until the server is shut down. exporter-toolkit
+// adds TLS and basic auth from the web configuration, read again on each
 // connection; without one it serves plain HTTP.
-func (a *Agent) serveOn(l net.Listener, h http.Handler, what string) *http.Server {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+func (a *Agent) serveOn(l net.Listener, srv *http.Server, what string) *http.Server {
 	go func() {
 		flags := &web.FlagConfig{WebConfigFile: &a.webConfigFile}
 		if err := web.Serve(l, srv, flags, a.log); err != nil && !errors.Is(err, http.ErrServerClosed) {

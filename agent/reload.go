@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kube-state-push/kube-state-push/config"
+	"github.com/kube-state-push/kube-state-push/internal/redact"
 )
 
 // A reload (SIGHUP, POST /-/reload) reads the configuration file again and
@@ -124,6 +125,9 @@ func (a *Agent) Reload(ctx context.Context) error {
 func (a *Agent) reloaded(d *configDiff, err error) error {
 	a.reloadMetrics.record(err)
 	if err != nil {
+		// The error goes to the log and to /-/reload's answer: should any
+		// part of it quote a URL, its credentials are masked.
+		err = redact.Error(err)
 		a.log.Error("reloading the configuration; the running one stays", "file", a.configFile, "err", err)
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kube-state-push/kube-state-push/config"
 	"github.com/kube-state-push/kube-state-push/queue"
@@ -51,8 +51,11 @@ func diffConfigs(old, cur *config.Config, sharding func(*config.Config) (int, in
 	if old.ListenAddress != cur.ListenAddress {
 		d.restartOnly = append(d.restartOnly, "listen_address")
 	}
-	if old.Pull != cur.Pull {
+	if old.Pull.ListenAddress != cur.Pull.ListenAddress {
 		d.restartOnly = append(d.restartOnly, "pull.listen_address")
+	}
+	if old.Pull.MaxConcurrentScrapes != cur.Pull.MaxConcurrentScrapes {
+		d.restartOnly = append(d.restartOnly, "pull.max_concurrent_scrapes")
 	}
 	if old.LeaderElection != cur.LeaderElection {
 		d.restartOnly = append(d.restartOnly, "leader_election")

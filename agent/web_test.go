@@ -195,3 +195,51 @@ func TestPprofOnlyWhenEnabled(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "heap profile")
 }
+
+// Every server bounds reading the request, writing the answer and idle
+// connections; with profiles served the write timeout lets a profile of
+// up to five minutes through, which Go's pprof handler otherwise refuses.
+func TestServerTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		pprof   bool
+		minimum time.Duration
+	}{{false, 0}, {true, 5 * time.Minute}} {
+		cfg, err := config.Load([]byte("listen_address: 127.0.0.1:0\npull: {listen_address: 127.0.0.1:0}\nresources: [nodes]\nremote_write:\n  - url: http://127.0.0.1:1/write\n"), "web.yaml")
+		require.NoError(t, err)
+		clients := watch.Clients{Kube: reloadCluster()}
+		a, err := New(cfg, Options{Clients: &clients, Registry: prometheus.NewRegistry(), EnablePprof: tc.pprof})
+		require.NoError(t, err)
+		servers := a.serve()
+		require.Len(t, servers, 2)
+		for _, srv := range servers {
+			require.Positive(t, srv.ReadHeaderTimeout)
+			require.Positive(t, srv.ReadTimeout)
+			require.Positive(t, srv.WriteTimeout)
+			require.Positive(t, srv.IdleTimeout)
+			_ = srv.Shutdown(context.Background())
+		}
+		require.Greater(t, servers[0].WriteTimeout, tc.minimum, "pprof %v", tc.pprof)
+		require.Equal(t, pullTimeouts.write, servers[1].WriteTimeout)
+		for _, e := range a.endpoints {
+			e.q.Close()
+		}
+	}
+}
+
+// A client that never finishes its request's headers is cut off.
+func TestSlowClientCutOff(t *testing.T) {
+	saved := metricsTimeouts
+	t.Cleanup(func() { metricsTimeouts = saved })
+	metricsTimeouts.readHeader, metricsTimeouts.read = 200*time.Millisecond, 200*time.Millisecond
+	a, _ := servingAgent(t, "", Options{})
+	conn, err := net.Dial("tcp", a.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n")) // no blank line: never ends
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	start := time.Now()
+	_, err = io.ReadAll(conn)
+	require.NoError(t, err, "the server closed the connection before the test's deadline")
+	require.Less(t, time.Since(start), 3*time.Second)
+}

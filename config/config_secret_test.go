@@ -76,3 +76,86 @@ func TestUnknownKeysAmongSecretsAreNotNamed(t *testing.T) {
 	_, err := Load([]byte("remote_write:\n  - url: http://127.0.0.1:9/w\n    queue_config: {max_shardz: 3}\n"), "c.yaml")
 	require.ErrorContains(t, err, "c.yaml:3: remote_write[0].queue_config.max_shardz: unknown key")
 }
+
+// URLs carry credentials in their userinfo and query: a URL that does not
+// parse is refused naming its key and the reason, never quoted, and
+// check-config masks what a valid one holds.
+func TestURLErrorsHideCredentials(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"remote_write:\n  - url: http://agent:" + secretWrongTypes + "@mimir.example:" + secretWrongTypes + "/push\n",
+			"c.yaml:2: remote_write[0].url: is not a valid URL (invalid port after host)"},
+		{"remote_write:\n  - url: http://mimir.example/push?api_key=%" + secretWrongTypes + "\n",
+			""},
+		{"remote_write:\n  - url: http://" + secretWrongTypes + " .example/push\n",
+			"c.yaml:2: remote_write[0].url: is not a valid URL (invalid character in host name)"},
+		{"remote_write:\n  - url: http://127.0.0.1:9/w\n    proxy_url: http://proxy:" + secretWrongTypes + "@proxy.example:" + secretWrongTypes + "/\n",
+			"c.yaml:3: remote_write[0].proxy_url: is not a valid URL (invalid port after host)"},
+		{"remote_write:\n  - url: http://127.0.0.1:9/w\n    oauth2:\n      client_id: c\n      client_secret: s\n      token_url: http://127.0.0.1/t\n      proxy_url: \"%" + secretWrongTypes + "\"\n",
+			"c.yaml:7: remote_write[0].oauth2.proxy_url: is not a valid URL (invalid URL escape)"},
+		{"remote_write:\n  - url: http://127.0.0.1:9/w\n    oauth2:\n      client_id: c\n      client_secret: s\n      token_url: http://t:" + secretWrongTypes + "@127.0.0.1:" + secretWrongTypes + "/t\n",
+			"c.yaml:6: remote_write[0].oauth2.token_url: is not a valid URL (invalid port after host)"},
+	} {
+		_, err := Load([]byte(tc.yaml), "c.yaml")
+		if tc.want == "" {
+			// A bad escape in the query parses (it is only checked when
+			// the query is read): the URL loads and is masked below.
+			require.NoError(t, err, tc.yaml)
+			continue
+		}
+		require.EqualError(t, err, tc.want, tc.yaml)
+		require.NotContains(t, err.Error(), secretWrongTypes[:7])
+	}
+}
+
+// check-config masks every credential a URL, a header or an OAuth 2.0
+// parameter holds, and shows what names them.
+func TestEffectiveMasksURLsHeadersAndParams(t *testing.T) {
+	const (
+		pw     = "url-password-41d7"
+		query  = "query-token-93be"
+		header = "header-secret-6a0f"
+		param  = "endpoint-param-c25e"
+		tenant = "tenant-visible-7b11"
+	)
+	cfg, err := Load([]byte(`
+remote_write:
+  - url: https://agent:`+pw+`@mimir.example/api/v1/push?api_key=`+query+`&extra_label=env%3D`+query+`
+    headers:
+      X-Scope-OrgID: `+tenant+`
+      X-Api-Key: `+header+`
+    proxy_url: http://proxy:`+pw+`@proxy.example:3128/?token=`+query+`
+    oauth2:
+      client_id: id
+      client_secret: s
+      token_url: https://auth:`+pw+`@auth.example/token?key=`+query+`
+      endpoint_params: {audience: `+param+`, resource: `+param+`}
+  - url: https://vm.example/api/v1/write
+    non_secret_headers: []
+    headers:
+      X-Scope-OrgID: `+header+`
+`), "c.yaml")
+	require.NoError(t, err)
+	out, err := cfg.Effective()
+	require.NoError(t, err)
+	s := string(out)
+	for _, secret := range []string{pw, query, header, param} {
+		require.NotContains(t, s, secret)
+	}
+	for _, shown := range []string{
+		"url: https://agent:xxxxx@mimir.example/api/v1/push?api_key=xxxxx&extra_label=xxxxx",
+		"X-Scope-OrgID: " + tenant,
+		"X-Api-Key: <secret>",
+		"proxy_url: http://proxy:xxxxx@proxy.example:3128/?token=xxxxx",
+		"token_url: https://auth:xxxxx@auth.example/token?key=xxxxx",
+		"audience: <secret>",
+		"resource: <secret>",
+		"non_secret_headers: []",
+		"X-Scope-OrgID: <secret>",
+		"- X-Scope-OrgID\n",
+	} {
+		require.Contains(t, s, shown)
+	}
+	require.Equal(t, "https://agent:"+pw+"@mimir.example/api/v1/push?api_key="+query+"&extra_label=env%3D"+query, cfg.RemoteWrite[0].URL, "masking leaves the loaded configuration alone")
+	require.Equal(t, header, cfg.RemoteWrite[0].Headers["X-Api-Key"])
+	require.Equal(t, param, cfg.RemoteWrite[0].HTTPClientConfig.OAuth2.EndpointParams["audience"])
+}

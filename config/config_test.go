@@ -209,6 +209,8 @@ var badConfigs = map[string]string{
 	"external_label_env":      `external_label_env.bad.yaml:5: external_labels.__replica__: value is empty once environment variables are expanded (not set or empty: KSP_TEST_UNSET_VARIABLE)`,
 	"external_label_reserved": `external_label_reserved.bad.yaml:4: external_labels.__name__: "__name__" is not a valid label name`,
 	"no_resources":            `no_resources.bad.yaml:3: resources: is empty and there is no custom_resource_state: nothing to watch`,
+	"disk_buffer_shared":      `disk_buffer_shared.bad.yaml:6: remote_write[1].disk_buffer.directory: "/var/lib/kube-state-push/./buffer/" of endpoint receiver-b:9090 is also the disk buffer directory of remote_write[0] (receiver-a:9090); give each endpoint a directory of its own`,
+	"disk_buffer_nested":      `disk_buffer_nested.bad.yaml:6: remote_write[1].disk_buffer.directory: "/var/lib/kube-state-push/buffer" of endpoint receiver-b:9090 holds the disk buffer directory of remote_write[0] (receiver-a:9090); give each endpoint a directory of its own`,
 	"legacy_v1_unknown":       `legacy_v1_unknown.bad.yaml:3: legacy_v1_families[1]: unknown v1 family "kube_pod_container_resource_requests_cpu"`,
 	// custom_resource_state, inline and in a file.
 	"custom_resource_state_path":        `custom_resource_state_path.bad.yaml:13: custom_resource_state.spec.resources[0].metrics[0].each.gauge.path: invalid list lookup: [Ready]`,

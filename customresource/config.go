@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
 	"github.com/kube-state-push/kube-state-push/watch"

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/kube-state-push/kube-state-push/encode"
+	"github.com/kube-state-push/kube-state-push/internal/confkey"
 	"github.com/kube-state-push/kube-state-push/watch"
 )
 
@@ -22,6 +23,30 @@ type Config struct {
 	// ListenAddress serves /metrics with the state series; empty (the
 	// default) serves nothing.
 	ListenAddress string `yaml:"listen_address,omitempty"`
+	// MaxConcurrentScrapes is how many scrapes are served at once; one
+	// more is answered 503 at once. Each scrape renders the whole page
+	// and holds the series sets it has not written yet.
+	MaxConcurrentScrapes int `yaml:"max_concurrent_scrapes,omitempty"`
+}
+
+// DefaultConfig holds the pull block's defaults: two Prometheus replicas
+// scraping in step and two other readers (a person with curl, a second
+// tool) are served at once.
+var DefaultConfig = Config{MaxConcurrentScrapes: 4}
+
+// UnmarshalYAML starts from the defaults, so that keys left out keep them.
+func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	*c = DefaultConfig
+	type plain Config
+	return unmarshal((*plain)(c))
+}
+
+// Validate checks the block. Keys in errors are relative to it.
+func (c *Config) Validate() error {
+	if c.MaxConcurrentScrapes < 1 {
+		return confkey.Errorf("max_concurrent_scrapes", "must be at least 1, not %d", c.MaxConcurrentScrapes)
+	}
+	return nil
 }
 
 // Source is one series map as a scrape reads it.
@@ -53,6 +78,7 @@ type Group struct {
 type metrics struct {
 	scrapes *prometheus.CounterVec
 	series  prometheus.Counter
+	refused prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -65,8 +91,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "kube_state_push_pull_series_written_total",
 			Help: "Series lines written to scrapes of pull.listen_address.",
 		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kube_state_push_pull_scrapes_refused_total",
+			Help: "Scrapes of pull.listen_address answered 503 because pull.max_concurrent_scrapes were being served.",
+		}),
 	}
-	reg.MustRegister(m.scrapes, m.series)
+	reg.MustRegister(m.scrapes, m.series, m.refused)
 	return m
 }
 
@@ -111,15 +141,34 @@ type Handler struct {
 	// view returns the current View; it is called once per scrape.
 	view    func() *View
 	metrics *metrics
+	// slots holds a token for each scrape being served.
+	slots chan struct{}
 }
 
-// NewHandler returns a handler that serves what view returns, and registers
-// its scrape counters with reg.
-func NewHandler(view func() *View, reg prometheus.Registerer) *Handler {
-	return &Handler{view: view, metrics: newMetrics(reg)}
+// NewHandler returns a handler that serves what view returns to at most
+// maxConcurrent scrapes at once, and registers its scrape counters with
+// reg.
+func NewHandler(view func() *View, maxConcurrent int, reg prometheus.Registerer) *Handler {
+	return &Handler{view: view, metrics: newMetrics(reg), slots: make(chan struct{}, max(1, maxConcurrent))}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		// Answered at once rather than queued: a scraper retries at its
+		// next interval, and waiting scrapes would pile up behind slow ones.
+		h.metrics.refused.Inc()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many concurrent scrapes", http.StatusServiceUnavailable)
+		return
+	}
+	h.serve(w, r)
+}
+
+// serve writes the page.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	// kube-state-metrics' negotiation: OpenMetrics when asked for, the
 	// text format otherwise.
 	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)

@@ -50,7 +50,7 @@ func benchPullScrape(b *testing.B, header map[string]string) {
 		}
 		v.Groups = append(v.Groups, Group{Resource: g.resource, Families: defaultFamilies(b, g.resource), Maps: []Source{render(b, g.resource, nil, objs...)}})
 	}
-	h := NewHandler(func() *View { return v }, prometheus.NewRegistry())
+	h := NewHandler(func() *View { return v }, 1, prometheus.NewRegistry())
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	for k, val := range header {
 		req.Header.Set(k, val)

@@ -72,7 +72,7 @@ func pullFixture(t *testing.T, ext map[string]string, nodes ...*v1.Node) *Handle
 		objs[i] = n
 	}
 	v := &View{Groups: []Group{{Resource: "nodes", Families: defaultFamilies(t, "nodes"), Maps: []Source{render(t, "nodes", extLabels, objs...)}}}, External: extLabels}
-	return NewHandler(func() *View { return v }, prometheus.NewRegistry())
+	return NewHandler(func() *View { return v }, DefaultConfig.MaxConcurrentScrapes, prometheus.NewRegistry())
 }
 
 func scrapePull(t *testing.T, h http.Handler, url string, header map[string]string) (*http.Response, string) {

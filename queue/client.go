@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/kube-state-push/kube-state-push/internal/redact"
 )
 
 // Remote-Write request and response headers (remote_write_spec.md and
@@ -152,6 +154,9 @@ func newSender(cfg *Config, hc *http.Client, userAgent string, m *endpointMetric
 		// or the context ends: time, not a retry count, bounds them.
 		RetryMax: 1<<31 - 1,
 		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			// net/http's errors quote the URL, query included; every log
+			// line and error below gets it masked.
+			err = redact.Error(err)
 			logFailedTry(ctx, resp, err)
 			retry, cerr := checkRetry(ctx, resp, err, q.RetryOnHTTP429)
 			if retry {
@@ -308,7 +313,7 @@ func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version
 	ctx = s.withFailedRequestLog(ctx, body, version)
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, s.url, retryablehttp.ReaderFunc(body.open))
 	if err != nil {
-		return written{}, fmt.Errorf("building request: %w", err)
+		return written{}, fmt.Errorf("building request: %w", redact.Error(err))
 	}
 	for k, v := range s.headers {
 		req.Header.Set(k, v)
@@ -320,6 +325,7 @@ func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version
 
 	resp, err := s.client.Do(req)
 	if err != nil {
+		err = redact.Error(err)
 		if resp != nil {
 			// PassthroughErrorHandler returns the last answer with the error.
 			_ = resp.Body.Close()

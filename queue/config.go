@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/prometheus/model/relabel"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
+	"github.com/kube-state-push/kube-state-push/internal/redact"
 )
 
 // Config is one remote_write endpoint, shaped like Prometheus' own
@@ -22,8 +23,13 @@ type Config struct {
 	// URL's host.
 	Name string `yaml:"name,omitempty"`
 	// Headers are added to every request; they may not override the
-	// Remote-Write protocol headers.
+	// Remote-Write protocol headers. Their values are masked in every
+	// output but for those named in NonSecretHeaders.
 	Headers map[string]string `yaml:"headers,omitempty"`
+	// NonSecretHeaders names the headers whose values check-config shows:
+	// tenant IDs, which identify and do not authenticate. Not a Prometheus
+	// key.
+	NonSecretHeaders []string `yaml:"non_secret_headers"`
 	// RemoteTimeout bounds one HTTP request.
 	RemoteTimeout time.Duration `yaml:"remote_timeout,omitempty"`
 	// HTTPClientConfig holds authentication (basic_auth, authorization,
@@ -208,8 +214,16 @@ var DefaultHTTPClientConfig = config.HTTPClientConfig{
 	EnableHTTP2:     false,
 }
 
+// DefaultNonSecretHeaders are the tenant headers of Mimir, Cortex and Loki
+// (X-Scope-OrgID) and of Thanos Receive (THANOS-TENANT). A tenant ID names
+// where samples go; the receiver or the gateway in front of it
+// authenticates with a credential of its own (basic_auth, a bearer token),
+// and the receivers show tenant IDs in their own metrics and logs.
+var DefaultNonSecretHeaders = []string{"X-Scope-OrgID", "THANOS-TENANT"}
+
 // DefaultConfig holds the defaults of one remote_write entry.
 var DefaultConfig = Config{
+	NonSecretHeaders: DefaultNonSecretHeaders,
 	RemoteTimeout:    30 * time.Second,
 	HTTPClientConfig: DefaultHTTPClientConfig,
 	QueueConfig:      DefaultQueueConfig,
@@ -225,6 +239,34 @@ func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
 	c.HTTPClientConfig = DefaultHTTPClientConfig
 	type plain Config
 	return unmarshal((*plain)(c))
+}
+
+// MarshalYAML writes the endpoint with its credentials masked, for
+// check-config: the URL's password and query values, the values of headers
+// not named in non_secret_headers, and OAuth 2.0's token_url and
+// endpoint_params values. prometheus/common's Secret fields mask
+// themselves.
+func (c Config) MarshalYAML() (any, error) {
+	type plain Config
+	p := plain(c)
+	p.URL = redact.URL(c.URL)
+	p.Headers = redact.Headers(c.Headers, c.NonSecretHeaders)
+	h := &p.HTTPClientConfig
+	h.ProxyURL = maskProxyURL(h.ProxyURL)
+	if o := h.OAuth2; o != nil {
+		m := *o
+		m.TokenURL = redact.URL(o.TokenURL)
+		m.EndpointParams = redact.Values(o.EndpointParams)
+		m.ProxyURL = maskProxyURL(o.ProxyURL)
+		h.OAuth2 = &m
+	}
+	return p, nil
+}
+
+// maskProxyURL masks a proxy URL's query values too: prometheus/common masks
+// only its password.
+func maskProxyURL(u config.URL) config.URL {
+	return config.URL{URL: redact.Parsed(u.URL)}
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
@@ -248,7 +290,8 @@ func (c *Config) Validate() error {
 	case c.URL == "":
 		errs = append(errs, confkey.Errorf("url", "is required"))
 	case err != nil:
-		errs = append(errs, confkey.Errorf("url", "%v", err))
+		// The URL is never quoted: it may hold a password or a token.
+		errs = append(errs, confkey.Errorf("url", "is not a valid URL (%s)", redact.ParseError(err)))
 	case u.Scheme != "http" && u.Scheme != "https":
 		errs = append(errs, confkey.Errorf("url", "scheme must be http or https, not %q", u.Scheme))
 	case u.Host == "":
@@ -274,6 +317,13 @@ func (c *Config) Validate() error {
 	}
 	if c.RemoteTimeout <= 0 {
 		errs = append(errs, confkey.Errorf("remote_timeout", "must be positive, not %s", c.RemoteTimeout))
+	}
+	if o := c.HTTPClientConfig.OAuth2; o != nil && o.TokenURL != "" {
+		// Read only when a token is fetched: a bad one would fail every
+		// request, with an error quoting the part that does not parse.
+		if _, err := url.Parse(o.TokenURL); err != nil {
+			errs = append(errs, confkey.Errorf("oauth2.token_url", "is not a valid URL (%s)", redact.ParseError(err)))
+		}
 	}
 	if err := c.HTTPClientConfig.Validate(); err != nil {
 		errs = append(errs, &confkey.Error{Key: "", Err: err})

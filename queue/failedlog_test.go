@@ -118,3 +118,9 @@ func TestFormatValue(t *testing.T) {
 	require.Equal(t, "stale", formatValue(encode.StaleNaN))
 	require.Equal(t, "1.5", formatValue(1.5))
 }
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -16,7 +16,12 @@ import (
 // the process.
 func lockDir(dir string) (*os.File, error) {
 	path := filepath.Join(dir, "lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: a link placed there would have the agent create or
+	// lock a file of another's choosing.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
+		return nil, fmt.Errorf("opening lock file: %s is a symbolic link, which the disk buffer does not follow", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
 	}

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -151,7 +152,9 @@ var allowPatterns sync.Map
 // allowlist names and turns them into Prometheus label names with the given
 // prefix ("label" or "annotation"): sanitised, snake_cased, and made unique
 // with _conflictN suffixes exactly as kube-state-metrics does. An empty
-// allowlist selects nothing; "*" as the first entry selects all.
+// allowlist selects nothing; "*" as the first entry selects all but
+// kubectl.kubernetes.io/last-applied-configuration, which only its exact
+// name selects (onlyByName).
 func allowedLabels(prefix string, kube map[string]string, allow []string) (keys, values []string) {
 	if len(allow) == 0 {
 		return nil, nil
@@ -160,6 +163,10 @@ func allowedLabels(prefix string, kube map[string]string, allow []string) (keys,
 	for i, l := range allow {
 		if l == wildcard {
 			if i == 0 {
+				if _, ok := kube[onlyByName]; ok {
+					kube = maps.Clone(kube)
+					delete(kube, onlyByName)
+				}
 				return mapToPrometheusLabels(prefix, kube)
 			}
 			continue
@@ -175,13 +182,20 @@ func allowedLabels(prefix string, kube map[string]string, allow []string) (keys,
 			continue
 		}
 		for k, v := range kube {
-			if re.MatchString(k) {
+			if k != onlyByName && re.MatchString(k) {
 				selected[k] = v
 			}
 		}
 	}
 	return mapToPrometheusLabels(prefix, selected)
 }
+
+// onlyByName is the one key an allowlist selects only by its exact name,
+// never by "*" or a pattern: `kubectl apply` copies the whole object into
+// it, so that a ConfigMap's data or a Deployment's environment would leave
+// through an allowlist meant for a few annotations. (A Secret's never
+// leaves, by name or not: secretAnnotations.)
+const onlyByName = v1.LastAppliedConfigAnnotation
 
 func allowPattern(p string) *regexp.Regexp {
 	if strings.Count(p, wildcard) > maxPartialWildcards {

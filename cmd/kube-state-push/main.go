@@ -15,6 +15,7 @@ import (
 
 	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/config"
+	"github.com/kube-state-push/kube-state-push/internal/redact"
 )
 
 func main() {
@@ -105,7 +106,7 @@ func run() int {
 
 	a, err := agent.New(cfg, agent.Options{Logger: logger, ConfigFile: *configFile, EnableLifecycle: *enableLifecycle, EnablePprof: *enablePprof, WebConfigFile: *webConfigFile})
 	if err != nil {
-		logger.Error("starting", "err", err)
+		logger.Error("starting", "err", redact.Error(err))
 		return 1
 	}
 	if addr := a.Addr(); addr != nil {
@@ -113,7 +114,7 @@ func run() int {
 	}
 	go reloadOn(ctx, hup, a)
 	if err := a.Run(ctx); err != nil {
-		logger.Error("stopped with data loss", "err", err)
+		logger.Error("stopped with data loss", "err", redact.Error(err))
 		return 1
 	}
 	return 0

@@ -63,6 +63,8 @@ func readCheckpoint(fs FS, dir string) (checkpoint, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return checkpoint{}, errNoCheckpoint
+	case errors.Is(err, ErrSymlink):
+		return checkpoint{}, &CorruptError{File: checkpointName, Reason: ErrSymlink.Error()}
 	case err != nil:
 		return checkpoint{}, fmt.Errorf("opening checkpoint: %w", err)
 	}
@@ -99,6 +101,9 @@ func readCheckpoint(fs FS, dir string) (checkpoint, error) {
 func writeCheckpoint(fs FS, dir string, c checkpoint, sync bool) error {
 	tmp := filepath.Join(dir, checkpointTmp)
 	f, err := fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if errors.Is(err, ErrSymlink) {
+		return &CorruptError{File: checkpointTmp, Reason: ErrSymlink.Error()}
+	}
 	if err != nil {
 		return fmt.Errorf("creating checkpoint: %w", err)
 	}

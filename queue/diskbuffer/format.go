@@ -49,10 +49,15 @@ const (
 	// is larger, or a record of the first format) is dropped after use.
 	keepBytes = 4 << 20
 
-	// maxRecordLen bounds one record, so that a corrupt length cannot make
-	// the reader allocate much (a large keyframe written as one record, as
-	// the first format did, still fits well below it).
-	maxRecordLen = 1 << 30
+	// maxRecordLen bounds one record, and maxBodyLen its decompressed
+	// body, so that a corrupt or crafted length cannot make the reader
+	// allocate much: a record is read only when the segment holds all of
+	// it, and its body's length, which the record claims, is checked
+	// before it is allocated. Records of this format hold about partBytes
+	// of body; a keyframe the first format wrote as one record (its whole
+	// body) stays below both up to several times the bench's 10,000 pods.
+	maxRecordLen = 256 << 20
+	maxBodyLen   = 256 << 20
 	// maxExpansion bounds the decoded length claimed by a snappy block
 	// against its compressed length; snappy cannot expand more than ~22x.
 	maxExpansion = 32
@@ -138,7 +143,7 @@ func splitRecord(rec []byte) (header, []byte, error) {
 	}
 	comp := rec[n:]
 	dl, err := snappy.DecodedLen(comp)
-	if err != nil || dl > maxExpansion*len(comp)+64 {
+	if err != nil || dl > maxExpansion*len(comp)+64 || dl > maxBodyLen {
 		return h, nil, fmt.Errorf("%w: bad compressed length", errBadBody)
 	}
 	body, err := snappy.Decode(make([]byte, dl), comp)

@@ -1,6 +1,7 @@
 package diskbuffer
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +44,31 @@ var OSFS FS = osFS{}
 // osFS is the operating system's filesystem.
 type osFS struct{}
 
+// ErrSymlink is the error of opening a file of the disk buffer that is a
+// symbolic link. The buffer never follows one: whoever could place it in
+// the directory would have the agent write (or read) any file it may.
+var ErrSymlink = errors.New("is a symbolic link, which the disk buffer does not follow")
+
+// OpenFile opens name without following a symbolic link (O_NOFOLLOW, or an
+// Lstat first where the system has none); a link gives a *os.PathError
+// wrapping ErrSymlink.
 func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	return os.OpenFile(name, flag, perm)
+	if oNoFollow == 0 && isSymlink(name) {
+		return nil, &os.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
+	f, err := os.OpenFile(name, flag|oNoFollow, perm)
+	if err != nil && isSymlink(name) {
+		// ELOOP on Linux and macOS, EMLINK on FreeBSD: told apart by
+		// looking.
+		return nil, &os.PathError{Op: "open", Path: name, Err: ErrSymlink}
+	}
+	return f, err
+}
+
+// isSymlink reports whether name is a symbolic link.
+func isSymlink(name string) bool {
+	fi, err := os.Lstat(name)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 func (osFS) Remove(name string) error                     { return os.Remove(name) }
 func (osFS) Rename(oldname, newname string) error         { return os.Rename(oldname, newname) }

@@ -64,6 +64,9 @@ func FuzzFrameReader(f *testing.F) {
 	f.Add(append([]byte{1}, parts[:len(parts)*2/3]...))
 	f.Add([]byte{1})
 	f.Add([]byte{0, formatVersion, kindDelta, 0, 0, 0})
+	// Lengths asking for ~32 GiB: of a frame, and of a record's body.
+	f.Add(append([]byte{1}, hugeFrameHeader()...))
+	f.Add(append([]byte{0}, hugeBodyRecord(64)...))
 
 	root := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -341,7 +341,20 @@ func (l *Log) Close() error {
 
 // saveLocked writes the checkpoint. l.rmu must be held.
 func (l *Log) saveLocked(sync bool) error {
-	return writeCheckpoint(l.fs, l.cfg.Dir, checkpoint{acked: l.acked, handed: l.handedEnd}, sync)
+	c := checkpoint{acked: l.acked, handed: l.handedEnd}
+	err := writeCheckpoint(l.fs, l.cfg.Dir, c, sync)
+	var cerr *CorruptError
+	if errors.As(err, &cerr) {
+		// A symbolic link where the temporary checkpoint goes, placed while
+		// the log was open (Open removes a leftover one): counted, removed
+		// (the link, not what it points at), and the checkpoint written.
+		l.corrupt(cerr, 0)
+		if rerr := l.fs.Remove(filepath.Join(l.cfg.Dir, checkpointTmp)); rerr != nil {
+			return fmt.Errorf("removing temporary checkpoint: %w", rerr)
+		}
+		err = writeCheckpoint(l.fs, l.cfg.Dir, c, sync)
+	}
+	return err
 }
 
 func (l *Log) path(num uint64) string { return filepath.Join(l.cfg.Dir, segmentName(num)) }
