@@ -28,6 +28,9 @@ type RequestEncoder interface {
 	// Version is the value of the request's
 	// X-Prometheus-Remote-Write-Version header.
 	Version() string
+	// RawLen is the uncompressed length of the last request encoded: what
+	// a receiver's limit on a request's size measures.
+	RawLen() int
 }
 
 var (
@@ -51,6 +54,9 @@ func (e *V1Encoder) Encode(dst []byte, samples []Sample) []byte {
 
 // ContentType implements RequestEncoder.
 func (*V1Encoder) ContentType() string { return ContentTypeV1 }
+
+// RawLen implements RequestEncoder.
+func (e *V1Encoder) RawLen() int { return len(e.raw) }
 
 // Version implements RequestEncoder.
 func (*V1Encoder) Version() string { return VersionV1 }

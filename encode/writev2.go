@@ -195,6 +195,9 @@ func (e *V2Encoder) Encode(dst []byte, samples []Sample) []byte {
 // ContentType implements RequestEncoder.
 func (*V2Encoder) ContentType() string { return ContentTypeV2 }
 
+// RawLen implements RequestEncoder.
+func (e *V2Encoder) RawLen() int { return len(e.raw) }
+
 // Version implements RequestEncoder.
 func (*V2Encoder) Version() string { return VersionV2 }
 

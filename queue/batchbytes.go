@@ -12,52 +12,54 @@ import (
 const ReasonSeriesTooLarge = "series_too_large"
 
 // Receivers cap a request by its bytes (Prometheus refuses one that
-// decodes to more than 32 MiB), senders by its samples. A shard also
-// closes a batch before it passes max_bytes_per_send, so that a batch of
-// large series does not cost a 413 and a split. It measures each sample
-// once as it takes it from the ring (encode.SeriesSize reads the labels
-// and allocates nothing): the size of the series in a Remote-Write 1.0
-// request, which a 2.0 request's symbol table only makes smaller, but
-// for the HELP text of the families it carries.
+// decodes to more than 32 MiB), senders by its samples. A batch whose
+// encoded request passes max_bytes_per_send is not sent but cut where the
+// limit falls, so that a batch of large series does not cost a 413 and a
+// split. The encoder reports each request's size as it writes it, so the
+// common batch, well under the limit, costs nothing more; only a batch
+// past it is measured series by series (encode.SeriesSize: its bytes in a
+// 1.0 request, which a 2.0 request's symbol table only makes smaller, but
+// for the HELP text of the families it carries) and encoded again.
 
-// batchBytes is the encoded size of a shard's batch as it fills.
-type batchBytes struct {
-	// limit is max_bytes_per_send.
-	limit int
-	// size is the bytes of the batch's first measured samples.
-	size, measured int
-}
-
-// fit measures the samples of batch not yet measured and returns how many
-// of its first samples fit within the limit: len(batch), or the index of
-// the first that would pass it (0 if that one alone does).
-func (b *batchBytes) fit(batch []encode.Sample) int {
-	for b.measured < len(batch) {
-		n := encode.SeriesSize(&batch[b.measured])
-		if b.size+n > b.limit {
-			return b.measured
+// fitBytes returns how many of the first samples of batch encode within
+// limit bytes (0 if the first alone passes it).
+func fitBytes(batch []encode.Sample, limit int) int {
+	size := 0
+	for i := range batch {
+		if size += encode.SeriesSize(&batch[i]); size > limit {
+			return i
 		}
-		b.size += n
-		b.measured++
 	}
 	return len(batch)
 }
 
-// reset starts a new batch.
-func (b *batchBytes) reset() { b.size, b.measured = 0, 0 }
+// deliverWithin delivers batch, whose encoded request passed
+// max_bytes_per_send, as requests that fit it, in order: the samples that
+// fit, then the rest. A first sample too large alone is dropped and
+// counted. Like a split, it stops at the first part not delivered.
+func (e *Endpoint) deliverWithin(l *shard, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
+	limit := e.cfg.QueueConfig.MaxBytesPerSend
+	for len(batch) > 0 {
+		n := fitBytes(batch, limit)
+		if n == 0 {
+			e.dropTooLarge(batch[:1])
+			batch = batch[1:]
+			continue
+		}
+		if o := e.encodeAndDeliver(l, batch[:n], enc, d); o != delivered {
+			return o
+		}
+		batch = batch[n:]
+	}
+	return delivered
+}
 
-// dropTooLarge drops s, a series larger than max_bytes_per_send alone, and
-// counts it as settled, as settle would have once sent.
-func (e *Endpoint) dropTooLarge(l *shard, s *encode.Sample) {
+// dropTooLarge drops one, a single series larger than max_bytes_per_send,
+// and counts it as deliver counts a dropped sample.
+func (e *Endpoint) dropTooLarge(one []encode.Sample) {
+	s := &one[0]
 	e.metrics.dropped[ReasonSeriesTooLarge].Inc()
-	e.load.dropped.Add(1)
-	storeMax(&e.load.highestSent, s.Timestamp)
+	e.load.settled(one, false)
 	e.drops.log(e.log, ReasonSeriesTooLarge, 1, fmt.Errorf("a series of %s encodes to %d bytes, more than queue_config.max_bytes_per_send %d",
 		encode.MetricNameOf(s.Labels), encode.SeriesSize(s), e.cfg.QueueConfig.MaxBytesPerSend))
-	l.settled.Add(1)
-	if e.disk == nil {
-		e.metrics.queueLength.Sub(1)
-	} else {
-		e.ackSettled()
-	}
 }

@@ -121,19 +121,18 @@ func maxOf(s []int) int {
 	return m
 }
 
-// Measuring a batch's bytes allocates nothing.
-func TestBatchBytesFitAllocs(t *testing.T) {
+// Measuring a batch's bytes allocates nothing, and cuts it where the limit
+// falls.
+func TestFitBytes(t *testing.T) {
 	in := items(100, 1000)
 	batch := make([]encode.Sample, len(in))
 	for i := range in {
 		batch[i] = in[i].Sample
 	}
-	b := batchBytes{limit: 8 << 20}
-	require.Zero(t, testing.AllocsPerRun(20, func() {
-		b.reset()
-		b.fit(batch)
-	}))
-	b = batchBytes{limit: encode.SeriesSize(&batch[0]) + encode.SeriesSize(&batch[1]) + encode.SeriesSize(&batch[2])}
-	require.Equal(t, 3, b.fit(batch))
-	require.Equal(t, 3, b.fit(batch), "measured once")
+	require.Zero(t, testing.AllocsPerRun(20, func() { fitBytes(batch, 8<<20) }))
+	require.Equal(t, len(batch), fitBytes(batch, 8<<20))
+	three := encode.SeriesSize(&batch[0]) + encode.SeriesSize(&batch[1]) + encode.SeriesSize(&batch[2])
+	require.Equal(t, 3, fitBytes(batch, three))
+	require.Equal(t, 2, fitBytes(batch, three-1))
+	require.Zero(t, fitBytes(batch, encode.SeriesSize(&batch[0])-1))
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/golang/snappy"
+
 	"github.com/kube-state-push/kube-state-push/encode"
 )
 
@@ -58,6 +60,9 @@ func (e *Endpoint) sendBatch(l *shard, batch []encode.Sample, d delivery, stored
 	}
 	enc := e.encoder(l)
 	var o outcome
+	if stored != nil && !e.fits(stored) {
+		stored = nil // recorded under a larger max_bytes_per_send
+	}
 	if stored != nil && enc.Version() == encode.VersionV1 {
 		o = e.deliver(l, batch, fixedBody(stored), enc, d)
 	} else {
@@ -67,6 +72,17 @@ func (e *Endpoint) sendBatch(l *shard, batch []encode.Sample, d delivery, stored
 	e.load.sendNanos.Add(int64(took))
 	e.metrics.sendDuration.Observe(took.Seconds())
 	return o, batch
+}
+
+// fits reports whether a compressed 1.0 request decodes within
+// max_bytes_per_send.
+func (e *Endpoint) fits(body []byte) bool {
+	limit := e.cfg.QueueConfig.MaxBytesPerSend
+	if limit <= 0 {
+		return true
+	}
+	n, err := snappy.DecodedLen(body)
+	return err == nil && n <= limit
 }
 
 // encoder returns the shard's encoder for the endpoint's protocol now.
@@ -87,6 +103,10 @@ func (e *Endpoint) encoder(s *shard) encode.RequestEncoder {
 func (e *Endpoint) encodeAndDeliver(l *shard, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
 	body := l.bodies.get()
 	body.buf = enc.Encode(body.buf, batch)
+	if limit := e.cfg.QueueConfig.MaxBytesPerSend; limit > 0 && enc.RawLen() > limit {
+		body.release()
+		return e.deliverWithin(l, batch, enc, d)
+	}
 	return e.deliver(l, batch, body, enc, d)
 }
 

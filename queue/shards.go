@@ -240,40 +240,23 @@ func (e *Endpoint) runShard(g *generation, l *shard) {
 	}
 	q := e.cfg.QueueConfig
 	batch := make([]encode.Sample, 0, q.MaxSamplesPerSend)
-	size := batchBytes{limit: q.MaxBytesPerSend}
 	timer := time.NewTimer(q.BatchSendDeadline)
 	timer.Stop()
 	timerOn, deadline, flushing := false, false, false
 	flush := l.flush
 	for {
 		batch = l.ring.take(batch, q.MaxSamplesPerSend-len(batch))
-		fit := size.fit(batch)
-		if fit == 0 && len(batch) > 0 {
-			// Its first series alone is past max_bytes_per_send.
-			e.dropTooLarge(l, &batch[0])
-			n := copy(batch, batch[1:])
-			clear(batch[n:])
-			batch = batch[:n]
-			size.reset()
-			continue
-		}
-		if fit < len(batch) || len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
-			if !e.settle(l, batch[:fit]) {
+		if len(batch) >= q.MaxSamplesPerSend || len(batch) > 0 && (deadline || flushing) {
+			if !e.settle(l, batch) {
 				return // cancelled after the stop deadline: Stop counts the rest
 			}
-			// What did not fit starts the next batch, which inherits the
-			// deadline and timer.
-			rest := copy(batch, batch[fit:])
-			clear(batch[rest:]) // drop label references for the GC
-			batch = batch[:rest]
-			size.reset()
-			if rest == 0 {
-				if timerOn {
-					timer.Stop()
-					timerOn = false
-				}
-				deadline = false
+			clear(batch) // drop label references for the GC
+			batch = batch[:0]
+			if timerOn {
+				timer.Stop()
+				timerOn = false
 			}
+			deadline = false
 			if e.sendCtx.Err() != nil {
 				return // cancelled after the stop deadline: Stop counts the rest
 			}
