@@ -39,17 +39,28 @@ func fitBytes(batch []encode.Sample, limit int) int {
 // counted. Like a split, it stops at the first part not delivered.
 func (e *Endpoint) deliverWithin(l *shard, batch []encode.Sample, enc encode.RequestEncoder, d delivery) outcome {
 	limit := e.cfg.QueueConfig.MaxBytesPerSend
+	n := fitBytes(batch, limit)
+	if n == len(batch) {
+		// Within the limit as 1.0, past it as encoded: a 2.0 request
+		// whose HELP texts outweigh what its symbols save. Halve it; a
+		// single series is too large as it is encoded.
+		if n == 1 {
+			e.dropTooLarge(batch)
+			return delivered
+		}
+		return e.splitInHalves(l, batch, enc, d)
+	}
 	for len(batch) > 0 {
-		n := fitBytes(batch, limit)
 		if n == 0 {
 			e.dropTooLarge(batch[:1])
 			batch = batch[1:]
-			continue
+		} else {
+			if o := e.encodeAndDeliver(l, batch[:n], enc, d); o != delivered {
+				return o
+			}
+			batch = batch[n:]
 		}
-		if o := e.encodeAndDeliver(l, batch[:n], enc, d); o != delivered {
-			return o
-		}
-		batch = batch[n:]
+		n = fitBytes(batch, limit)
 	}
 	return delivered
 }

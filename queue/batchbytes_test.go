@@ -136,3 +136,25 @@ func TestFitBytes(t *testing.T) {
 	require.Equal(t, 2, fitBytes(batch, three-1))
 	require.Zero(t, fitBytes(batch, encode.SeriesSize(&batch[0])-1))
 }
+
+// A 2.0 request whose HELP text outweighs what its symbols save passes the
+// limit though each of its series fits it as 1.0: the batch is halved until
+// each series is alone, and a series still too large is dropped. The
+// delivery ends.
+func TestMaxBytesPerSendPastOnlyAsEncoded(t *testing.T) {
+	srv := newTestServer(t, nil)
+	e, m := newTestEndpoint(t, srv.URL, func(c *Config) {
+		c.ProtobufMessage = ProtoV2
+		c.QueueConfig.MaxBytesPerSend = 2048
+		c.QueueConfig.BatchSendDeadline = 10 * time.Millisecond
+	})
+	e.SetMetadata(map[string]encode.Metadata{"test_metric": {Type: encode.TypeGauge, Help: strings.Repeat("h", 3000)}})
+	in := items(8, 1000)
+	for i := range in {
+		require.Less(t, encode.SeriesSize(&in[i].Sample), 2048/4, "four fit as 1.0")
+	}
+	require.Equal(t, len(in), e.appendItems(t.Context(), in))
+	require.NoError(t, stop(t, e, 10*time.Second))
+	require.Equal(t, float64(len(in)), counter(t, m.samplesDropped, ReasonSeriesTooLarge))
+	require.Zero(t, counter(t, m.samplesSent))
+}
