@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"testing"
@@ -13,10 +14,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kube-state-push/kube-state-push/agent"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
@@ -244,4 +248,54 @@ func scaleStatefulSet(t *testing.T, ctx context.Context, c kubernetes.Interface,
 		Spec:       autoscalingv1.ScaleSpec{Replicas: int32(replicas)},
 	}, metav1.UpdateOptions{})
 	require.NoError(t, err, "scaling StatefulSet %s/%s to %d", ns, set, replicas)
+}
+
+// The sharded overlay's Role is enough for auto-sharding to read its
+// StatefulSet and follow its replicas, and no more: listing the
+// namespace's StatefulSets is forbidden.
+func TestReshardRBAC(t *testing.T) {
+	needEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := env.cp.Client()
+	require.NoError(t, err)
+	createNamespace(t, admin, rbacNamespace)
+	const ns, set = "reshard-rbac", "kube-state-push" // the Role's resourceNames
+	createNamespace(t, admin, ns)
+	defer deleteNamespace(t, admin, ns)
+	createStatefulSet(t, ctx, admin, ns, set, 2)
+
+	data, err := os.ReadFile("../deploy/sharded/role.yaml")
+	require.NoError(t, err)
+	var role rbacv1.Role
+	require.NoError(t, yaml.UnmarshalStrict(data, &role))
+	// Bound cluster-wide for serviceAccountKubeconfig: the rules name the
+	// one StatefulSet either way.
+	kubeconfig := serviceAccountKubeconfig(t, admin, "ksp-sharded", "sharded",
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Rules: role.Rules})
+	rc, err := watch.RESTConfig(kubeconfig, false)
+	require.NoError(t, err)
+	c, err := kubernetes.NewForConfig(rc)
+	require.NoError(t, err)
+
+	shard, total, err := watch.ShardFromStatefulSet(ctx, c, ns, set+"-1")
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2}, []int{shard, total})
+	got := make(chan int, 10)
+	require.NoError(t, watch.WatchReplicas(ctx, c, ns, set+"-1", func(n int) { got <- n }))
+	next := func() int {
+		select {
+		case n := <-got:
+			return n
+		case <-time.After(20 * time.Second):
+			t.Fatal("the replica count never came: list or watch refused?")
+			return 0
+		}
+	}
+	require.Equal(t, 2, next())
+	scaleStatefulSet(t, ctx, admin, ns, set, 3)
+	require.Equal(t, 3, next())
+
+	_, err = c.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+	require.True(t, apierrors.IsForbidden(err), "listing every StatefulSet: %v", err)
 }
