@@ -40,7 +40,10 @@ func (a *Agent) shard(ctx context.Context) error {
 		}
 		w.Shard, w.TotalShards = shard, total
 		a.autoShard, a.autoTotal = shard, total
-		if err := watch.WatchReplicas(ctx, a.clients.Kube, a.podNamespace, a.pod, a.tellReplicas); err != nil {
+		failed := func(err error) {
+			a.log.Error("following the StatefulSet's replicas; the shard count stays", "err", err)
+		}
+		if err := watch.WatchReplicas(ctx, a.clients.Kube, a.podNamespace, a.pod, a.tellReplicas, failed); err != nil {
 			return err
 		}
 	}

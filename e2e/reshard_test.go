@@ -282,7 +282,7 @@ func TestReshardRBAC(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{1, 2}, []int{shard, total})
 	got := make(chan int, 10)
-	require.NoError(t, watch.WatchReplicas(ctx, c, ns, set+"-1", func(n int) { got <- n }))
+	require.NoError(t, watch.WatchReplicas(ctx, c, ns, set+"-1", func(n int) { got <- n }, func(err error) { t.Error(err) }))
 	next := func() int {
 		select {
 		case n := <-got:

@@ -2,11 +2,14 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,9 +43,11 @@ func ShardFromStatefulSet(ctx context.Context, c kubernetes.Interface, namespace
 // WatchReplicas calls changed with the replica count of the StatefulSet pod
 // belongs to each time the API server tells it (the first time included),
 // until ctx ends. It watches that one object (RBAC: list and watch on
-// statefulsets, which resourceNames can restrict to it). changed runs on
-// one goroutine, one call at a time.
-func WatchReplicas(ctx context.Context, c kubernetes.Interface, namespace, pod string, changed func(total int)) error {
+// statefulsets, which resourceNames can restrict to it). failed is told
+// why a list or watch failed (it is retried with backoff), so that a
+// missing grant is not silent. changed and failed run on one goroutine, one
+// call at a time.
+func WatchReplicas(ctx context.Context, c kubernetes.Interface, namespace, pod string, changed func(total int), failed func(error)) error {
 	set, _, err := parseOrdinal(pod)
 	if err != nil {
 		return err
@@ -63,15 +68,26 @@ func WatchReplicas(ctx context.Context, c kubernetes.Interface, namespace, pod s
 			changed(replicas(ss))
 		}
 	}
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: plainListWatch{lw},
-		ObjectType:    &appsv1.StatefulSet{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    tell,
-			UpdateFunc: func(_, obj any) { tell(obj) },
-		},
-	})
-	go ctrl.RunWithContext(ctx)
+	inf := cache.NewSharedIndexInformerWithOptions(plainListWatch{lw}, &appsv1.StatefulSet{}, cache.SharedIndexInformerOptions{})
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    tell,
+		UpdateFunc: func(_, obj any) { tell(obj) },
+	}); err != nil {
+		return fmt.Errorf("auto_sharding: watching StatefulSet %s/%s: %w", namespace, set, err)
+	}
+	if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		switch {
+		case ctx.Err() != nil:
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+			// A watch that ends or expires is re-established as usual.
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+		default:
+			failed(fmt.Errorf("auto_sharding: watching StatefulSet %s/%s: %w", namespace, set, err))
+		}
+	}); err != nil {
+		return fmt.Errorf("auto_sharding: watching StatefulSet %s/%s: %w", namespace, set, err)
+	}
+	go inf.RunWithContext(ctx)
 	return nil
 }
 

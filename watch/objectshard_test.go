@@ -153,7 +153,7 @@ func TestWatchReplicas(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := make(chan int, 10)
-	require.NoError(t, WatchReplicas(ctx, c, "monitoring", "kube-state-push-1", func(n int) { got <- n }))
+	require.NoError(t, WatchReplicas(ctx, c, "monitoring", "kube-state-push-1", func(n int) { got <- n }, func(err error) { t.Error(err) }))
 	next := func() int {
 		select {
 		case n := <-got:
@@ -169,7 +169,7 @@ func TestWatchReplicas(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, next())
 
-	require.EqualError(t, WatchReplicas(ctx, c, "monitoring", "nodash", func(int) {}),
+	require.EqualError(t, WatchReplicas(ctx, c, "monitoring", "nodash", func(int) {}, func(error) {}),
 		`auto_sharding: pod name "nodash" has no ordinal: is it in a StatefulSet?`)
 }
 
