@@ -90,6 +90,10 @@ func (a *Agent) reshard(total int) {
 			for _, m := range g.maps {
 				m.handOff(owns)
 			}
+			// A group that handed objects off lacks them for good: should
+			// the count go back before its replacement takes over, it
+			// must still be replaced, not kept as unchanged.
+			g.key += "\nhanded off"
 		}
 	}
 	a.swapGroups(a.cfg)
