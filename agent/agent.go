@@ -52,6 +52,9 @@ type Options struct {
 	// --web.config.file of kube-state-metrics and node_exporter; empty:
 	// plain HTTP.
 	WebConfigFile string
+	// PodName and PodNamespace name the agent's pod for auto_sharding;
+	// empty: the POD_NAME and POD_NAMESPACE environment variables.
+	PodName, PodNamespace string
 }
 
 // Agent watches a cluster and pushes its state.
@@ -85,8 +88,16 @@ type Agent struct {
 	// watchCtx is the context the reflectors run in, set by Run.
 	watchCtx context.Context
 	// autoShard and autoTotal are the shard and shard count auto_sharding
-	// found at start.
+	// found, at start and since (reshard.go); pod and podNamespace name the
+	// pod it finds them for.
 	autoShard, autoTotal int
+	pod, podNamespace    string
+	// replicas carries the StatefulSet's latest replica count to Run's
+	// loop; resharding is set while a new shard count waits for its
+	// initial lists, which reshardPoll checks.
+	replicas    chan int
+	resharding  bool
+	reshardPoll *time.Ticker
 	// endpoints send the samples.
 	endpoints []*endpoint
 	// draining tracks endpoints a reload stopped that deliver their queue
@@ -153,6 +164,13 @@ func New(cfg *config.Config, o Options) (*Agent, error) {
 		cfg: cfg, configFile: o.ConfigFile, log: o.Logger, reg: o.Registry,
 		lifecycle: o.EnableLifecycle, pprof: o.EnablePprof, webConfigFile: o.WebConfigFile,
 		pending: map[string]*watchGroup{}, reloads: make(chan reloadRequest), loopDone: make(chan struct{}),
+		pod: o.PodName, podNamespace: o.PodNamespace, replicas: make(chan int, 1),
+	}
+	if a.pod == "" {
+		a.pod = os.Getenv("POD_NAME")
+	}
+	if a.podNamespace == "" {
+		a.podNamespace = os.Getenv("POD_NAMESPACE")
 	}
 	if o.Clients != nil {
 		a.clients = *o.Clients
@@ -311,6 +329,10 @@ func (a *Agent) Run(ctx context.Context) error {
 			req.result <- a.apply(req.cfg)
 		case <-a.customChanged():
 			a.syncCustom()
+		case total := <-a.replicas:
+			a.reshard(total)
+		case <-a.reshardDue():
+			a.reshardDone()
 		}
 	}
 	close(a.loopDone)
@@ -417,32 +439,6 @@ func (a *Agent) nextTickDue() time.Time {
 		return time.Unix(0, n)
 	}
 	return time.Time{}
-}
-
-// shard sets which objects the series maps render, resolving auto-sharding
-// first. It runs before the reflectors start, which then read the predicate
-// without a lock.
-func (a *Agent) shard(ctx context.Context) error {
-	w := a.cfg.Watch // a copy: the caller's configuration stays as written
-	if w.AutoSharding {
-		shard, total, err := watch.ShardFromStatefulSet(ctx, a.clients.Kube, os.Getenv("POD_NAMESPACE"), os.Getenv("POD_NAME"))
-		if err != nil {
-			return err
-		}
-		w.Shard, w.TotalShards = shard, total
-		a.autoShard, a.autoTotal = shard, total
-	}
-	owns := w.Owner()
-	for _, g := range a.groups {
-		g.key = groupKey(a.cfg, g.resource, w.Shard, w.TotalShards)
-		for _, m := range g.maps {
-			m.owns = owns
-		}
-	}
-	if owns != nil {
-		a.log.Info("sharding", "shard", w.Shard, "total_shards", w.TotalShards, "auto", w.AutoSharding)
-	}
-	return nil
 }
 
 // serve starts the self-metrics and probe server and the pull server, those

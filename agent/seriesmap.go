@@ -49,6 +49,9 @@ type seriesMap struct {
 	// owns tells the objects of this shard (nil: all). Set before the
 	// reflector starts; foreign objects are never rendered.
 	owns func(types.UID) bool
+	// handingOff, set by handOff while the shard count changes, tells the
+	// objects this shard keeps: the others are another shard's now.
+	handingOff atomic.Pointer[func(types.UID) bool]
 
 	// mu guards objects, stale and count.
 	mu sync.Mutex
@@ -279,11 +282,37 @@ func (s *seriesMap) Replace(list []any, _ string) error {
 // foreign reports whether the object belongs to another shard. An object
 // without a UID is not foreign: rendering reports the error.
 func (s *seriesMap) foreign(obj any) bool {
-	if s.owns == nil {
+	return s.foreignUID(watch.UIDOf(obj))
+}
+
+// foreignUID reports whether the object with this UID belongs to another
+// shard, now or once the shard count change under way is done.
+func (s *seriesMap) foreignUID(uid types.UID) bool {
+	if uid == "" {
 		return false
 	}
-	uid := watch.UIDOf(obj)
-	return uid != "" && !s.owns(uid)
+	if s.owns != nil && !s.owns(uid) {
+		return true
+	}
+	next := s.handingOff.Load()
+	return next != nil && !(*next)(uid)
+}
+
+// handOff forgets, without staleness markers, the objects that owns (the
+// predicate of a new shard count) gives to another shard, and every later
+// event of theirs: that shard pushes their series from now on, under the
+// same identity, so a marker here would end them at the receiver between
+// two of its samples.
+func (s *seriesMap) handOff(owns func(types.UID) bool) {
+	s.handingOff.Store(&owns)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uid, set := range s.objects {
+		if !owns(uid) {
+			s.count -= set.Len()
+			delete(s.objects, uid)
+		}
+	}
 }
 
 // Resync is a no-op: nothing is cached that could be resynced.
@@ -292,6 +321,10 @@ func (s *seriesMap) Resync() error { return nil }
 // setLocked stores (or with set == nil, deletes) an object's series, and
 // records which series ended. s.mu must be held.
 func (s *seriesMap) setLocked(uid types.UID, set *encode.SeriesSet) {
+	if next := s.handingOff.Load(); set != nil && next != nil && !(*next)(uid) {
+		// Rendered before handOff: another shard's now.
+		set = nil
+	}
 	old := s.objects[uid]
 	if set == nil {
 		delete(s.objects, uid)

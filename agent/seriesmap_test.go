@@ -650,6 +650,36 @@ func TestSeriesMapSharding(t *testing.T) {
 	require.Equal(t, rendered(t, "pods", b, c), h.snapshot().live)
 }
 
+// A handed-off object (the shard count changed, another shard owns it now)
+// leaves without staleness markers, and its later events are not stored;
+// the objects kept stay as they were.
+func TestSeriesMapHandOff(t *testing.T) {
+	h := newHarness(t)
+	r, _ := watch.Lookup("pods")
+	pods := h.addMap("pods", r.NewRenderer(watch.RenderOptions{}))
+	a := testPod("shop", "checkout", "uid-a")
+	b := testPod("shop", "cart", "uid-b")
+	require.NoError(t, pods.Replace([]any{a, b}, "1"))
+	require.Equal(t, rendered(t, "pods", a, b), h.snapshot().live)
+
+	pods.handOff(func(uid types.UID) bool { return uid == "uid-a" })
+	got := h.snapshot()
+	require.Equal(t, rendered(t, "pods", a), got.live)
+	require.Empty(t, got.stale, "the new owner continues b's series")
+
+	require.NoError(t, pods.Update(b))
+	require.NoError(t, pods.Replace([]any{a, b}, "2"))
+	got = h.snapshot()
+	require.Equal(t, rendered(t, "pods", a), got.live, "b's events are another shard's")
+	require.Empty(t, got.stale)
+
+	// A deletion of a kept object still ends its series.
+	require.NoError(t, pods.Delete(a))
+	got = h.snapshot()
+	require.Empty(t, got.live)
+	require.Equal(t, slices.Sorted(maps.Keys(rendered(t, "pods", a))), got.stale)
+}
+
 // TestSeriesMapSnapshotInAddressOrder checks that a map hands its objects
 // to the frame in the order of their label bytes in memory, and in the same
 // order at every snapshot while they are unchanged, rather than in the map's

@@ -141,7 +141,7 @@ func (a *Agent) newPullView() *pull.View {
 }
 
 // sharding returns the shard and shard count cfg renders with: its own, or
-// with auto_sharding those found at start.
+// with auto_sharding those of the StatefulSet's replicas (reshard.go).
 func (a *Agent) sharding(cfg *config.Config) (shard, total int) {
 	if cfg.Watch.AutoSharding {
 		return a.autoShard, a.autoTotal

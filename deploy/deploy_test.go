@@ -67,7 +67,7 @@ func TestKustomization(t *testing.T) {
 
 // The sharded overlay names only files that exist, runs the agent with
 // auto_sharding and the downward API env it needs, and grants no more than
-// get on the agent's own StatefulSet.
+// get, list and watch on the agent's own StatefulSet.
 func TestShardedOverlay(t *testing.T) {
 	files, k := kustomizationFiles(t, "sharded")
 	require.Contains(t, k.Resources, "../base")
@@ -80,7 +80,7 @@ func TestShardedOverlay(t *testing.T) {
 	rule := role.Rules[0]
 	require.Equal(t, []string{"apps"}, rule.APIGroups)
 	require.Equal(t, []string{"statefulsets"}, rule.Resources)
-	require.Equal(t, []string{"get"}, rule.Verbs)
+	require.Equal(t, []string{"get", "list", "watch"}, rule.Verbs)
 	require.Equal(t, []string{"kube-state-push"}, rule.ResourceNames, "only its own StatefulSet")
 	require.Empty(t, rule.NonResourceURLs)
 

@@ -66,7 +66,8 @@ type Config struct {
 	// 0 (unset) means 1, no sharding (--total-shards).
 	TotalShards int `yaml:"total_shards"`
 	// AutoSharding takes shard and total_shards from the StatefulSet this
-	// pod belongs to (the env POD_NAME and POD_NAMESPACE), once at start.
+	// pod belongs to (the env POD_NAME and POD_NAMESPACE), and follows
+	// its replicas (WatchReplicas).
 	AutoSharding bool `yaml:"auto_sharding"`
 
 	// LegacyV1Families also renders these kube-state-metrics v1.9.8

@@ -1,14 +1,7 @@
 package watch
 
 import (
-	"context"
-	"fmt"
-	"strconv"
-	"strings"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Object sharding splits the objects among agent replicas as
@@ -61,53 +54,14 @@ func jumpHash(key uint64, buckets int) int {
 // or nil when it renders all of them (no sharding). Call it after Validate,
 // and after auto-sharding has set Shard and TotalShards.
 func (c *Config) Owner() func(types.UID) bool {
+	if c.Shard >= c.TotalShards {
+		// A replica past the StatefulSet's replicas (auto_sharding, while
+		// it scales down) owns nothing, as in kube-state-metrics.
+		return func(types.UID) bool { return false }
+	}
 	if c.TotalShards <= 1 {
 		return nil
 	}
 	shard, total := c.Shard, c.TotalShards
 	return func(uid types.UID) bool { return OwnedBy(uid, shard, total) }
-}
-
-// ShardFromStatefulSet finds this instance's shard and the total number of
-// shards as kube-state-metrics' auto-sharding does: the shard is the pod's
-// ordinal (the number after the last '-' of its name) and the total is the
-// replica count of its StatefulSet, named like the pod without the ordinal.
-// It reads the StatefulSet once (RBAC: get on statefulsets in namespace).
-//
-// Unlike kube-state-metrics, which watches the StatefulSet and re-shards in
-// place, a change of replicas takes effect when the pods restart.
-func ShardFromStatefulSet(ctx context.Context, c kubernetes.Interface, namespace, pod string) (shard, total int, err error) {
-	if namespace == "" || pod == "" {
-		return 0, 0, fmt.Errorf("auto_sharding: the pod name and namespace are unknown: set POD_NAME and POD_NAMESPACE from the downward API")
-	}
-	set, shard, err := parseOrdinal(pod)
-	if err != nil {
-		return 0, 0, err
-	}
-	ss, err := c.AppsV1().StatefulSets(namespace).Get(ctx, set, metav1.GetOptions{})
-	if err != nil {
-		return 0, 0, fmt.Errorf("auto_sharding: reading StatefulSet %s/%s: %w", namespace, set, err)
-	}
-	total = 1
-	if ss.Spec.Replicas != nil {
-		total = int(*ss.Spec.Replicas)
-	}
-	if shard >= total {
-		return 0, 0, fmt.Errorf("auto_sharding: pod %s has ordinal %d but StatefulSet %s/%s has %d replicas", pod, shard, namespace, set, total)
-	}
-	return shard, total, nil
-}
-
-// parseOrdinal splits a StatefulSet pod's name into the StatefulSet's name
-// and the ordinal.
-func parseOrdinal(pod string) (set string, ordinal int, err error) {
-	i := strings.LastIndexByte(pod, '-')
-	if i <= 0 {
-		return "", 0, fmt.Errorf("auto_sharding: pod name %q has no ordinal: is it in a StatefulSet?", pod)
-	}
-	n, err := strconv.Atoi(pod[i+1:])
-	if err != nil || n < 0 || pod[i+1:] != strconv.Itoa(n) {
-		return "", 0, fmt.Errorf("auto_sharding: pod name %q does not end in an ordinal: is it in a StatefulSet?", pod)
-	}
-	return pod[:i], n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -120,8 +121,16 @@ func TestShardFromStatefulSet(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{2, 3}, []int{shard, total})
 
+	// Past the replicas (scaling down): a shard that owns nothing.
+	shard, total, err = ShardFromStatefulSet(ctx, c, "monitoring", "kube-state-push-3")
+	require.NoError(t, err)
+	require.Equal(t, []int{3, 3}, []int{shard, total})
+	past := (&Config{Shard: shard, TotalShards: total}).Owner()
+	require.NotNil(t, past)
+	require.False(t, past("a"))
+	require.False(t, (&Config{Shard: 1, TotalShards: 1}).Owner()("a"), "ordinal 1 of one replica")
+
 	for pod, msg := range map[string]string{
-		"kube-state-push-3":  `auto_sharding: pod kube-state-push-3 has ordinal 3 but StatefulSet monitoring/kube-state-push has 3 replicas`,
 		"kube-state-push":    `auto_sharding: pod name "kube-state-push" does not end in an ordinal: is it in a StatefulSet?`,
 		"kube-state-push-01": `auto_sharding: pod name "kube-state-push-01" does not end in an ordinal: is it in a StatefulSet?`,
 		"nodash":             `auto_sharding: pod name "nodash" has no ordinal: is it in a StatefulSet?`,
@@ -132,6 +141,36 @@ func TestShardFromStatefulSet(t *testing.T) {
 	}
 	_, _, err = ShardFromStatefulSet(ctx, c, "other", "kube-state-push-0")
 	require.ErrorContains(t, err, "auto_sharding: reading StatefulSet other/kube-state-push")
+}
+
+// WatchReplicas tells the replica count at start and at each change.
+func TestWatchReplicas(t *testing.T) {
+	ss := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-state-push", Namespace: "monitoring"},
+		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)},
+	}
+	c := fake.NewClientset(ss)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan int, 10)
+	require.NoError(t, WatchReplicas(ctx, c, "monitoring", "kube-state-push-1", func(n int) { got <- n }, func(err error) { t.Error(err) }))
+	next := func() int {
+		select {
+		case n := <-got:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no replica count told")
+			return 0
+		}
+	}
+	require.Equal(t, 2, next())
+	ss.Spec.Replicas = ptr.To[int32](3)
+	_, err := c.AppsV1().StatefulSets("monitoring").Update(ctx, ss, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 3, next())
+
+	require.EqualError(t, WatchReplicas(ctx, c, "monitoring", "nodash", func(int) {}, func(error) {}),
+		`auto_sharding: pod name "nodash" has no ordinal: is it in a StatefulSet?`)
 }
 
 func BenchmarkOwnedBy(b *testing.B) {
