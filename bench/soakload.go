@@ -62,8 +62,9 @@ type soakCluster struct {
 	// pods lists the live pods of each namespace that is not being
 	// deleted.
 	pods map[string][]string
-	// seq numbers pods and label revisions.
-	seq int
+	// seq numbers pods; rev numbers label revisions. Apart, so that new
+	// pods take every shape buildPod gives in turn, as the loaded ones do.
+	seq, rev int
 	// counts of writes done and failed, and of cycles.
 	creates, deletes, updates, failures, namespaceCycles, crdCycles int
 }
@@ -222,8 +223,8 @@ func (sc *soakCluster) updateLabels(ctx context.Context) error {
 		return nil
 	}
 	sc.mu.Lock()
-	sc.seq++
-	rev := strconv.Itoa(sc.seq)
+	sc.rev++
+	rev := strconv.Itoa(sc.rev)
 	sc.mu.Unlock()
 	patch := []byte(`{"metadata":{"labels":{"rev":"` + rev + `"}}}`)
 	if _, err := sc.c.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
