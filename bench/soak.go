@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -324,6 +325,12 @@ loop:
 	if err != nil {
 		return rep, err
 	}
+	// For whoever wonders where the memory went: go tool pprof reads it.
+	if err := ag.saveHeapProfile(ctx, filepath.Join(workDir, "heap.pprof")); err != nil {
+		logf("no heap profile: %v", err)
+	} else if o.keep {
+		logf("heap profile at the end: %s", filepath.Join(workDir, "heap.pprof"))
+	}
 	rep.reloads, rep.reloadFailures = ag.reloads, ag.reloadFailures
 	rep.trends = trends(rep.samples)
 	rep.complete = true
@@ -356,7 +363,7 @@ func startSoakAgent(ctx context.Context, dir, bin, kubeconfig, writeURL string, 
 	if err := ag.write(0); err != nil {
 		return nil, fmt.Errorf("writing the agent's config: %w", err)
 	}
-	if ag.proc, err = testenv.Start(dir, "kube-state-push", bin, "--config.file="+ag.cfgPath); err != nil {
+	if ag.proc, err = testenv.Start(dir, "kube-state-push", bin, "--config.file="+ag.cfgPath, "--web.enable-pprof"); err != nil {
 		return nil, err
 	}
 	err = retry(ctx, 3*time.Minute, func() error {
@@ -391,6 +398,32 @@ func startSoakAgent(ctx context.Context, dir, bin, kubeconfig, writeURL string, 
 		return nil, fmt.Errorf("waiting for the agent: %w; log %s:\n%s", err, ag.proc.Log, ag.proc.Tail())
 	}
 	return ag, nil
+}
+
+// saveHeapProfile writes the agent's heap profile to path.
+func (ag *soakAgent) saveHeapProfile(ctx context.Context, path string) error {
+	url := strings.TrimSuffix(ag.metricsURL, "/metrics") + "/debug/pprof/heap"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: status %d", url, resp.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // metrics reads the named metrics from the agent's own page.

@@ -196,18 +196,22 @@ func (sc *soakCluster) churn(ctx context.Context, rate float64) {
 			return
 		case <-t.C:
 		}
+		// A write under way when the run ends completes: a pod created
+		// gets its status.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		var err error
 		switch n % 3 {
 		case 0:
-			err = sc.updateLabels(ctx)
+			err = sc.updateLabels(wctx)
 		case 1:
-			err = sc.deletePod(ctx)
+			err = sc.deletePod(wctx)
 		case 2:
 			ns, _, ok := sc.pick(false)
 			if ok {
-				err = sc.createPod(ctx, ns)
+				err = sc.createPod(wctx, ns)
 			}
 		}
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			sc.mu.Lock()
 			sc.failures++

@@ -123,16 +123,18 @@ func countAt(ctx context.Context, vm *testenv.VictoriaMetrics, selector string) 
 
 // expected returns the series count of each checked family that the
 // objects left give: one kube_pod_info and kube_pod_labels per pod, one
-// kube_pod_container_info per container, one kube_namespace_created per
+// kube_pod_container_info per container status, one kube_namespace_created per
 // namespace, one kube_node_info per node, one teeth series per gear.
 func expected(ctx context.Context, c kubernetes.Interface, dc dynamic.Interface) ([]check, error) {
 	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
+	// kube_pod_container_info comes from the status, as in
+	// kube-state-metrics: a pod without one has none.
 	containers := 0
 	for _, p := range pods.Items {
-		containers += len(p.Spec.Containers)
+		containers += len(p.Status.ContainerStatuses)
 	}
 	nss, err := c.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
