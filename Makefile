@@ -10,7 +10,7 @@ TOOLS_BIN := .tools/bin
 # real parts (e2e) and the side-by-side benchmark.
 ARM64_PKGS = $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/bench$$')
 
-.PHONY: all build tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e demo docs clean
+.PHONY: all build tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e soak demo docs clean
 
 all: build
 
@@ -68,6 +68,12 @@ bench: ## Micro-benchmarks of the hot paths.
 # make bench-e2e BENCH_FLAGS='-pods 500 -nodes 50 -interval 10s -window 1m -out ""'
 bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent; writes docs/performance.md.
 	$(GO) run ./bench -agent bin/kube-state-push $(BENCH_FLAGS)
+
+# make soak SOAK_DURATION=2h SOAK_FLAGS='-interval 2s -pods 5000'
+SOAK_DURATION ?= 1h
+soak: build ## Run the agent for SOAK_DURATION under churn, an outage and reloads; judge memory, goroutines, descriptors and series; writes docs/soak.md.
+	scripts/build-tools.sh kube vm
+	$(GO) run ./bench soak -agent bin/kube-state-push -duration $(SOAK_DURATION) $(SOAK_FLAGS)
 
 demo: ## A local control plane with sample objects, Prometheus, and the agent pushing into it.
 	scripts/build-tools.sh kube prometheus

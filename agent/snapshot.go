@@ -34,15 +34,21 @@ type snapshotter struct {
 
 	// frames are reused between ticks.
 	frames queue.FramePool
-	// perResource adds up the maps of a resource (one per scope), reused
-	// between ticks.
-	perResource map[*resourceMetrics]*resourceTotals
+	// perResource adds up the maps of each resource by its name: one map
+	// per scope, and after a reload that rebuilt the resource, the retired
+	// maps with the new ones, which have metrics of their own over the same
+	// gauges. Reused between ticks; a resource without maps is dropped.
+	perResource map[string]*resourceTotals
 }
 
-// resourceTotals are a resource's series and sync state over its scopes.
+// resourceTotals are a resource's series and sync state over its maps.
 type resourceTotals struct {
+	// metrics are the resource's: its maps' metrics share their gauges.
+	metrics  *resourceMetrics
 	series   int
 	unsynced bool
+	// seen is set when a map of the resource was in this tick.
+	seen bool
 }
 
 // selfKey is the frame key of the agent's own metrics (push_self_metrics).
@@ -57,7 +63,7 @@ func (s *snapshotter) tick(ts time.Time) int {
 	fr := s.frames.Get()
 	fr.Timestamp = ts.UnixMilli()
 	if s.perResource == nil {
-		s.perResource = make(map[*resourceMetrics]*resourceTotals)
+		s.perResource = make(map[string]*resourceTotals)
 	}
 	for _, t := range s.perResource {
 		*t = resourceTotals{}
@@ -65,11 +71,12 @@ func (s *snapshotter) tick(ts time.Time) int {
 	for _, m := range s.maps {
 		ended := len(fr.Stale)
 		count := m.snapshot(&fr.Frame, hold)
-		t := s.perResource[m.metrics]
+		t := s.perResource[m.resource]
 		if t == nil {
 			t = &resourceTotals{}
-			s.perResource[m.metrics] = t
+			s.perResource[m.resource] = t
 		}
+		t.metrics, t.seen = m.metrics, true
 		t.series += count
 		t.unsynced = t.unsynced || !m.synced.Load()
 		m.metrics.staleMarkers.Add(float64(len(fr.Stale) - ended))
@@ -86,9 +93,14 @@ func (s *snapshotter) tick(ts time.Time) int {
 		s.metrics.produced.Add(float64(total))
 	}
 	fr.Release()
-	for rm, t := range s.perResource {
-		rm.series.Set(float64(t.series))
-		rm.synced.Set(boolGauge(!t.unsynced))
+	for name, t := range s.perResource {
+		if !t.seen {
+			// No longer watched: its retired maps are gone.
+			delete(s.perResource, name)
+			continue
+		}
+		t.metrics.series.Set(float64(t.series))
+		t.metrics.synced.Set(boolGauge(!t.unsynced))
 	}
 	s.metrics.snapshots.Inc()
 	s.metrics.samples.Set(float64(total))

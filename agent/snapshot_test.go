@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,4 +50,39 @@ func TestHeldSnapshotsKeepEndedSeries(t *testing.T) {
 	h.snapshot()
 	held = false
 	require.Empty(t, h.snapshot().stale)
+}
+
+// A reload that rebuilds a resource gives its new maps metrics of their
+// own over the same gauges. kube_state_push_series adds up the maps that
+// are in the snapshot, retired ones included, and forgets those that are
+// gone: it must not flap to what a retired map held, nor keep an entry per
+// rebuild (a soak saw it read 0 for pods, now and then, after a reload).
+func TestSeriesGaugeFollowsRebuiltResources(t *testing.T) {
+	h := newHarness(t)
+	old := h.addResource("pods")
+	require.NoError(t, old.Add(testPod("ns", "a", "1")))
+	h.snapshot()
+	one := testutil.ToFloat64(h.m.series.WithLabelValues("pods"))
+	require.Positive(t, one)
+
+	for rebuild := range 5 {
+		// The swap: the new maps hold two other pods, the old ones are
+		// retired (in this snapshot for their markers, then dropped).
+		fresh := h.addResource("pods")
+		for k := range 2 {
+			id := strconv.Itoa(10*rebuild + k)
+			require.NoError(t, fresh.Add(testPod("ns", "p"+id, id)))
+		}
+		retire(old, nil)
+		h.snapshot()
+		two := testutil.ToFloat64(h.m.series.WithLabelValues("pods"))
+		require.Equal(t, 2*one, two, "rebuild %d: old and new maps added up", rebuild)
+		h.snap.maps = []*seriesMap{fresh}
+		for tick := range 20 {
+			h.snapshot()
+			require.Equal(t, two, testutil.ToFloat64(h.m.series.WithLabelValues("pods")), "rebuild %d, tick %d", rebuild, tick)
+		}
+		require.Len(t, h.snap.perResource, 1, "one entry per resource watched")
+		old = fresh
+	}
 }

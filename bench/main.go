@@ -14,7 +14,7 @@
 // and writes it below the marker in docs/performance.md.
 //
 // Run it with `make bench-e2e` (BENCH_FLAGS passes flags); it is not part
-// of `make test`.
+// of `make test`. `bench soak` (`make soak`) is the long run: see soak.go.
 package main
 
 import (
@@ -138,6 +138,12 @@ func (o options) order() []side {
 // main parses the flags and runs the benchmark: exit status 2 for bad
 // flags, 1 for a run that failed.
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "soak" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := soakMain(ctx, os.Args[2:])
+		stop()
+		os.Exit(code)
+	}
 	o, err := parseFlags(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)

@@ -339,23 +339,27 @@ func describeObjects(spec clusterSpec, objects map[string]int) string {
 		strings.Join(parts, ", "), spec.containers)
 }
 
-// writeDoc replaces the generated part of the markdown file at path with
-// generated, keeping everything above docMarker; a file without the marker
-// is kept whole and the marker added after it.
-func writeDoc(path, generated string) error {
+// writeDoc replaces the generated part of docs/performance.md.
+func writeDoc(path, generated string) error { return writeDocAt(path, docIntro, docMarker, generated) }
+
+// writeDocAt replaces the generated part of the markdown file at path with
+// generated, keeping everything above marker; a file without the marker
+// is kept whole and the marker added after it, and a missing file starts
+// with intro.
+func writeDocAt(path, intro, marker, generated string) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	head := docIntro
+	head := intro
 	if len(old) > 0 {
 		head = string(old)
-		if i := strings.Index(head, docMarker); i >= 0 {
+		if i := strings.Index(head, marker); i >= 0 {
 			head = head[:i]
 		}
 	}
 	head = strings.TrimRight(head, "\n") + "\n\n"
-	out := head + docMarker + "\n\n" + generated
+	out := head + marker + "\n\n" + generated
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -302,7 +302,14 @@ func (e *Endpoint) flush() {
 func (e *Endpoint) Stop(ctx context.Context) error {
 	e.feed.stop(ctx)
 	close(e.metaStop)
-	defer func() { <-e.metaDone }() // after cancelSend, which ends its request
+	defer func() {
+		<-e.metaDone // after cancelSend, which ends its request
+		// Nothing sends any more: close the keep-alive connections now
+		// rather than after their idle timeout (5 minutes), so that a
+		// reload that replaces the endpoint leaves no descriptors and
+		// goroutines behind.
+		e.sender.client.HTTPClient.CloseIdleConnections()
+	}()
 	close(e.reshardStop)
 	<-e.reshardDone
 	gens := e.liveGenerations()

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -453,6 +455,32 @@ func TestStop(t *testing.T) {
 }
 
 // Forget deletes every series of a removed endpoint, and only those.
+// A stopped endpoint keeps no connection open: a reload replaces the
+// endpoint whose configuration changed, and each one left behind held a
+// descriptor and two goroutines until the idle timeout.
+func TestStopClosesItsConnections(t *testing.T) {
+	var open atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	e, _ := newTestEndpoint(t, srv.URL, func(c *Config) { c.QueueConfig.MinShards = 4 })
+	require.Equal(t, 1000, e.appendItems(t.Context(), items(1000, 1)))
+	require.NoError(t, stop(t, e, 10*time.Second))
+	require.Eventually(t, func() bool { return open.Load() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"connections still open after Stop: %d", open.Load())
+}
+
 func TestMetricsForget(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
