@@ -50,9 +50,7 @@ func TestCustomResourceStateOnly(t *testing.T) {
 		"--custom-resource-state-only", "--custom-resource-state-config-file="+doc)
 	require.NoError(t, err)
 	defer ksm.Stop()
-	vm, err := testenv.StartVictoriaMetrics(ctx, t.TempDir())
-	require.NoError(t, err)
-	defer vm.Stop()
+	vm := startVM(t)
 
 	// The agent's own series stay on (the default), to show which they are.
 	conf := newConfig(vm.WriteURL()).set("custom_resource_state", doc)

@@ -234,3 +234,16 @@ func exportKey(m map[string]string) string {
 	}
 	return testenv.FormatSeries(m["__name__"], ls)
 }
+
+// startVM starts a VictoriaMetrics of the test's own, stopped when the test
+// ends (after the agents it started, which t.Cleanup stops first).
+func startVM(t *testing.T) *testenv.VictoriaMetrics {
+	t.Helper()
+	needBinary(t, "victoria-metrics")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	vm, err := testenv.StartVictoriaMetrics(ctx, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(vm.Stop)
+	return vm
+}

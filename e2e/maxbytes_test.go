@@ -33,9 +33,7 @@ func TestMaxBytesPerSend(t *testing.T) {
 	createPods(ctx, t, client, ns, names...)
 	defer deleteNamespace(t, client, ns)
 
-	vm, err := testenv.StartVictoriaMetrics(ctx, t.TempDir())
-	require.NoError(t, err)
-	defer vm.Stop()
+	vm := startVM(t)
 	capture := testenv.NewCapture()
 	defer capture.Close()
 	tooLarge := faultproxy.When(func(r *faultproxy.Request) bool { return r.Write != nil && r.Write.Size() > limit },

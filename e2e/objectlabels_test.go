@@ -11,8 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
 // series_labels_from_object on the real API server, into VictoriaMetrics:
@@ -37,9 +35,7 @@ func TestSeriesLabelsFromObject(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	vm, err := testenv.StartVictoriaMetrics(ctx, t.TempDir())
-	require.NoError(t, err)
-	defer vm.Stop()
+	vm := startVM(t)
 	start := func(run string, labels map[string][]string) *testAgent {
 		conf := captureConfig(vm.WriteURL())
 		conf.Resources, conf.Namespaces = []string{"pods"}, []string{ns}

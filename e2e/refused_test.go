@@ -121,12 +121,9 @@ func TestRefusedSeriesPrometheus(t *testing.T) {
 // counted, or truncates the value so that the series arrives.
 func TestRefusedSeriesVictoriaMetrics(t *testing.T) {
 	needEnv(t)
-	needBinary(t, "victoria-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	vm, err := testenv.StartVictoriaMetrics(ctx, t.TempDir())
-	require.NoError(t, err)
-	defer vm.Stop()
+	vm := startVM(t)
 	client, err := env.cp.Client()
 	require.NoError(t, err)
 	query := func(ctx context.Context, q string) ([]testenv.Sample, error) { return vm.Query(ctx, q) }

@@ -48,12 +48,9 @@ const reshardTolerance = 400 * time.Millisecond
 // staleness marker, at the capture receivers as at VictoriaMetrics.
 func TestReshardInPlace(t *testing.T) {
 	needEnv(t)
-	needBinary(t, "victoria-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	vm, err := testenv.StartVictoriaMetrics(ctx, t.TempDir())
-	require.NoError(t, err)
-	defer vm.Stop()
+	vm := startVM(t)
 	client, err := env.cp.Client()
 	require.NoError(t, err)
 
