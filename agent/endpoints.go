@@ -172,6 +172,11 @@ func (a *Agent) stopEndpoint(e *endpoint, timeout time.Duration) {
 		a.drainMu.Unlock()
 		return
 	}
+	if n := e.q.LeftOnDisk(); n > 0 {
+		a.log.Info("endpoint stopped by a reload; its backlog stays in the disk buffer for the endpoint that takes the directory over, or the next start",
+			"endpoint", e.cfg.Name, "samples", n, "took", time.Since(start))
+		return
+	}
 	a.log.Info("endpoint stopped by a reload; its queue was delivered", "endpoint", e.cfg.Name, "took", time.Since(start))
 }
 

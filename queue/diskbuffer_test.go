@@ -457,6 +457,7 @@ func TestDiskBufferHandoverQueueLength(t *testing.T) {
 	writeRounds(t, e1, n, 0, 1, true)
 	require.Equal(t, float64(n), gaugeOf(t, m, "queue_length"))
 	require.NoError(t, stop(t, e1, 50*time.Millisecond))
+	require.Equal(t, n, e1.LeftOnDisk(), "the backlog stays on disk")
 	require.Zero(t, gaugeOf(t, m, "queue_length"), "the stopped endpoint holds nothing")
 
 	// Opened and closed without starting (a reload that failed later on).
@@ -472,6 +473,7 @@ func TestDiskBufferHandoverQueueLength(t *testing.T) {
 	pushStored(t, e3)
 	writeRounds(t, e3, n, 1, 2, true)
 	require.NoError(t, stop(t, e3, 10*time.Second))
+	require.Zero(t, e3.LeftOnDisk(), "everything delivered")
 	requireRounds(t, srv.got(), n, 0, 2)
 	require.Zero(t, gaugeOf(t, m, "queue_length"))
 }

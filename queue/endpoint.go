@@ -121,6 +121,9 @@ type Endpoint struct {
 	// context was cancelled (in flight or taken at the stop deadline), so
 	// that Stop reports them along with what was still queued.
 	shutdownDrops atomic.Int64
+	// leftOnDisk is how many samples Stop left in the disk buffer for the
+	// next start.
+	leftOnDisk atomic.Int64
 }
 
 // New builds an endpoint from a validated Config. Nothing runs until Start.
@@ -293,6 +296,10 @@ func (e *Endpoint) flush() {
 	}
 }
 
+// LeftOnDisk is how many samples the last Stop left in the disk buffer for
+// the next start; 0 when it delivered everything.
+func (e *Endpoint) LeftOnDisk() int { return int(e.leftOnDisk.Load()) }
+
 // Stop takes no more frames, hands the shards those waiting (with a disk
 // buffer: writes them, and replays the buffer), flushes what is queued and
 // waits for it to be sent, all until ctx ends; then it cancels the
@@ -342,8 +349,10 @@ func (e *Endpoint) Stop(ctx context.Context) error {
 	e.cancelSend()
 	<-done
 	if e.disk != nil {
+		n := e.disk.queued()
+		e.leftOnDisk.Store(int64(n))
 		e.log.Warn("stop deadline passed: unsent snapshots stay in the disk buffer for the next start",
-			"samples", e.disk.queued(), "dir", e.disk.dir)
+			"samples", n, "dir", e.disk.dir)
 		e.closeDisk()
 		return nil
 	}
