@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -20,6 +22,8 @@ type metrics struct {
 	lastSnapshot  prometheus.Gauge
 	snapshotsLate prometheus.Counter
 	produced      prometheus.Counter
+	shardOrdinal  *prometheus.GaugeVec
+	totalShards   prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -73,9 +77,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: namespace, Subsystem: "snapshot", Name: "skipped_total",
 			Help: "Ticks skipped because the previous snapshot was still being queued.",
 		}),
+		// Named and shaped as kube-state-metrics' own, so that its
+		// shards-missing alert needs only the new names.
+		shardOrdinal: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "shard_ordinal",
+			Help: "The object shard this replica renders (shard, or its StatefulSet ordinal with auto_sharding).",
+		}, []string{"shard_ordinal"}),
+		totalShards: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "total_shards",
+			Help: "The number of object shards this replica knows of (total_shards, or its StatefulSet's replicas with auto_sharding).",
+		}),
 	}
 	reg.MustRegister(m.events, m.renderErrors, m.invalidSeries, m.series, m.staleMarkers, m.synced,
-		m.snapshots, m.snapshotTime, m.samples, m.lastSnapshot, m.snapshotsLate, m.produced)
+		m.snapshots, m.snapshotTime, m.samples, m.lastSnapshot, m.snapshotsLate, m.produced,
+		m.shardOrdinal, m.totalShards)
 	return m
 }
 
@@ -102,4 +117,11 @@ func (m *metrics) forResource(r string) *resourceMetrics {
 		rm.events.WithLabelValues(e)
 	}
 	return rm
+}
+
+// setSharding shows the object shard this replica renders and the count.
+func (m *metrics) setSharding(shard, total int) {
+	m.shardOrdinal.Reset()
+	m.shardOrdinal.WithLabelValues(strconv.Itoa(shard)).Set(float64(shard))
+	m.totalShards.Set(float64(total))
 }

@@ -47,6 +47,7 @@ func (a *Agent) shard(ctx context.Context) error {
 			return err
 		}
 	}
+	a.metrics.setSharding(w.Shard, w.TotalShards)
 	owns := w.Owner()
 	for _, g := range a.groups {
 		g.key = groupKey(a.cfg, g.resource, w.Shard, w.TotalShards)

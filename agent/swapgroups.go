@@ -19,6 +19,7 @@ import (
 // longer watched.
 func (a *Agent) swapGroups(cfg *config.Config) {
 	shard, total := a.sharding(cfg)
+	a.metrics.setSharding(shard, total)
 	owns := (&watch.Config{Shard: shard, TotalShards: total}).Owner()
 	active := map[string]*watchGroup{}
 	for _, g := range a.groups {

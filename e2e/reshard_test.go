@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -92,6 +93,10 @@ func TestReshardInPlace(t *testing.T) {
 		phases = append(phases, phase{time.Now(), n})
 		scaleStatefulSet(t, ctx, client, ns, set, n)
 		time.Sleep(8 * interval)
+		for i, a := range agents {
+			require.Equal(t, float64(n), a.metric(t, "kube_state_push_total_shards", nil), "agent %d's shard count", i)
+			require.Equal(t, float64(i), a.metric(t, "kube_state_push_shard_ordinal", map[string]string{"shard_ordinal": strconv.Itoa(i)}), "agent %d's ordinal", i)
+		}
 	}
 	end := time.Now()
 	for _, a := range agents {
