@@ -128,7 +128,7 @@ func (e *Endpoint) fallBack(reason string) {
 	e.metrics.fallbacks[reason].Inc()
 	e.metrics.protocol.Set(protocolVersion(false))
 	e.log.Warn("endpoint speaks only Remote-Write 1.0: falling back to 1.0 for the rest of this run",
-		"reason", reason, "protobuf_message", e.cfg.ProtobufMessage)
+		"reason", reason, "protocol", e.cfg.Protocol, "protobuf_message", e.cfg.ProtobufMessage)
 }
 
 // protocolVersion is the value of the protocol_version gauge.
