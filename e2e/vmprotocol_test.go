@@ -3,6 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"testing"
 	"time"
 
@@ -143,4 +148,60 @@ func TestProtocolExplicit(t *testing.T) {
 	require.Zero(t, stored)
 	a.requireNothingDropped(t, "vm")
 	requireStored(t, ctx, a, "vm", vm.StoredSamples)
+}
+
+// probeLiar answers VictoriaMetrics' protocol probe with "1" itself and
+// passes every other request to target: a gateway that claims the protocol
+// for a receiver that does not speak it.
+func probeLiar(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("get_vm_proto_version") != "" {
+			_, _ = io.WriteString(w, "1")
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// protocol: auto told yes by the probe, but refused by the receiver: the
+// real Prometheus refuses the zstd request, the endpoint resends it at once
+// as snappy 1.0 and keeps to 1.0, as vmagent does. Every sample is stored
+// once.
+func TestProtocolAutoFallsBack(t *testing.T) {
+	needEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client, err := env.cp.Client()
+	require.NoError(t, err)
+	const ns = "protocol-fallback"
+	createPods(ctx, t, client, ns, "pod-a", "pod-b")
+	defer deleteNamespace(t, client, ns)
+
+	prom := startPrometheus(t)
+	front, err := url.Parse(prom.WriteURL())
+	require.NoError(t, err)
+	conf := captureConfig(probeLiar(t, prom.URL) + front.Path)
+	conf.Resources, conf.Namespaces = []string{"pods"}, []string{ns}
+	conf.endpoint().Name, conf.endpoint().Protocol = "prom", queue.ProtocolAuto
+	a := startAgent(t, agentOptions{ctx: ctx, config: conf})
+	a.waitDelivered(t, map[string]string{"endpoint": "prom"}, 4)
+	require.NoError(t, a.stop())
+
+	labels := map[string]string{"endpoint": "prom"}
+	m := a.metrics(t)
+	require.Equal(t, 1.0, m.value(t, "kube_state_push_remote_protocol_fallbacks_total",
+		map[string]string{"endpoint": "prom", "reason": queue.FallbackVMRefused}))
+	require.Equal(t, 0.0, m.value(t, "kube_state_push_remote_victoriametrics_protocol", labels))
+	require.Equal(t, 1.0, m.value(t, "kube_state_push_remote_protocol_version", labels))
+	refused := m.value(t, "kube_state_push_remote_requests_total", map[string]string{"endpoint": "prom", "code": "415"}) +
+		m.value(t, "kube_state_push_remote_requests_total", map[string]string{"endpoint": "prom", "code": "400"})
+	require.Equal(t, 1.0, refused, "one zstd request refused")
+	a.requireNothingDropped(t, "prom")
+	requireStored(t, ctx, a, "prom", prom.StoredSamples)
 }
