@@ -39,6 +39,7 @@ type remoteWrite struct {
 	Name            string            `yaml:"name,omitempty"`
 	RemoteTimeout   time.Duration     `yaml:"remote_timeout,omitempty"`
 	ProtobufMessage string            `yaml:"protobuf_message,omitempty"`
+	Protocol        string            `yaml:"protocol,omitempty"`
 	Backfill        string            `yaml:"backfill,omitempty"`
 	Headers         map[string]string `yaml:"headers,omitempty"`
 	MetadataConfig  *metadataConfig   `yaml:"metadata_config,omitempty,flow"`

@@ -14,8 +14,8 @@ const (
 	VersionV2 = "2.0.0"
 )
 
-// RequestEncoder turns a batch of samples into a snappy-compressed
-// Remote-Write request body. The send path holds one per shard and does not
+// RequestEncoder turns a batch of samples into a compressed Remote-Write
+// request body (snappy; zstd for VictoriaMetrics' protocol). The send path holds one per shard and does not
 // need to know which protocol version it speaks. Implementations keep scratch
 // space between calls and are not safe for concurrent use.
 type RequestEncoder interface {

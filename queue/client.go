@@ -318,9 +318,10 @@ func (s *sender) sendBody(ctx context.Context, body *reqBody, n int, ct, version
 	for k, v := range s.headers {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set("Content-Encoding", contentEncoding)
+	encoding, versionName := wireHeaders(version)
+	req.Header.Set("Content-Encoding", encoding)
 	req.Header.Set("Content-Type", ct)
-	req.Header.Set(versionHeader, version)
+	req.Header.Set(versionName, version)
 	req.Header.Set("User-Agent", s.userAgent)
 
 	resp, err := s.client.Do(req)

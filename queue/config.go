@@ -65,6 +65,12 @@ type Config struct {
 	// remote_write uses. A 2.0 endpoint that turns out to speak only 1.0
 	// (415, or a 2xx without the Samples-Written header) falls back to 1.0.
 	ProtobufMessage string `yaml:"protobuf_message,omitempty"`
+	// Protocol picks the wire protocol (protocol.go): ProtocolPrometheus,
+	// the default, sends Remote-Write as protobuf_message says;
+	// ProtocolVictoriaMetrics sends VictoriaMetrics' own protocol (the 1.0
+	// request, zstd) always; ProtocolAuto asks the receiver as vmagent did
+	// and sends the fewest bytes it accepts. Not a Prometheus key.
+	Protocol string `yaml:"protocol,omitempty"`
 	// MetadataConfig schedules the 1.0 metadata requests (2.0 carries
 	// metadata in every series).
 	MetadataConfig MetadataConfig `yaml:"metadata_config,omitempty"`
@@ -109,6 +115,18 @@ const (
 	ProtoV1 = "prometheus.WriteRequest"
 	// ProtoV2 is Remote-Write 2.0.
 	ProtoV2 = "io.prometheus.write.v2.Request"
+)
+
+// The values of protocol.
+const (
+	// ProtocolPrometheus is Prometheus Remote-Write, version by
+	// protobuf_message.
+	ProtocolPrometheus = "prometheus"
+	// ProtocolVictoriaMetrics is VictoriaMetrics' remote write protocol.
+	ProtocolVictoriaMetrics = "victoriametrics"
+	// ProtocolAuto is VictoriaMetrics' protocol where the receiver says it
+	// speaks it, else Remote-Write 2.0, falling back to 1.0.
+	ProtocolAuto = "auto"
 )
 
 // MetadataConfig schedules the metadata (HELP, TYPE) a 1.0 endpoint gets in
@@ -229,6 +247,7 @@ var DefaultConfig = Config{
 	QueueConfig:      DefaultQueueConfig,
 	DiskBuffer:       DefaultDiskBufferConfig,
 	ProtobufMessage:  ProtoV1,
+	Protocol:         ProtocolPrometheus,
 	MetadataConfig:   DefaultMetadataConfig,
 	Backfill:         BackfillOldestFirst,
 }
@@ -279,6 +298,7 @@ func (q *QueueConfig) UnmarshalYAML(unmarshal func(any) error) error {
 // protocolHeaders are set by the sender and may not be configured.
 var protocolHeaders = []string{
 	"Content-Encoding", "Content-Type", "X-Prometheus-Remote-Write-Version", "User-Agent", "Retry-Attempt",
+	"X-VictoriaMetrics-Remote-Write-Version",
 }
 
 // Validate checks the endpoint and fills in its name. Keys in errors are
@@ -339,6 +359,15 @@ func (c *Config) Validate() error {
 	case ProtoV1, ProtoV2:
 	default:
 		errs = append(errs, confkey.Errorf("protobuf_message", "must be %q or %q, not %q", ProtoV1, ProtoV2, c.ProtobufMessage))
+	}
+	switch c.Protocol {
+	case ProtocolPrometheus, ProtocolAuto:
+	case ProtocolVictoriaMetrics:
+		if c.ProtobufMessage == ProtoV2 {
+			errs = append(errs, confkey.Errorf("protobuf_message", "must be %q with protocol %q, which sends the 1.0 request", ProtoV1, ProtocolVictoriaMetrics))
+		}
+	default:
+		errs = append(errs, confkey.Errorf("protocol", "must be %q, %q or %q, not %q", ProtocolPrometheus, ProtocolVictoriaMetrics, ProtocolAuto, c.Protocol))
 	}
 	switch c.Backfill {
 	case BackfillOldestFirst, BackfillNewestFirst:

@@ -58,6 +58,7 @@ func (e *Endpoint) sendBatch(l *shard, batch []encode.Sample, d delivery, stored
 			return delivered, batch
 		}
 	}
+	e.negotiate()
 	enc := e.encoder(l)
 	var o outcome
 	if stored != nil && !e.fits(stored) {
@@ -87,6 +88,12 @@ func (e *Endpoint) fits(body []byte) bool {
 
 // encoder returns the shard's encoder for the endpoint's protocol now.
 func (e *Endpoint) encoder(s *shard) encode.RequestEncoder {
+	if e.vm.Load() {
+		if s.vm == nil {
+			s.vm = &encode.VMEncoder{}
+		}
+		return s.vm
+	}
 	if !e.v2.Load() {
 		return &s.v1
 	}
@@ -121,7 +128,7 @@ func (e *Endpoint) fallBack(reason string) {
 	e.metrics.fallbacks[reason].Inc()
 	e.metrics.protocol.Set(protocolVersion(false))
 	e.log.Warn("endpoint speaks only Remote-Write 1.0: falling back to 1.0 for the rest of this run",
-		"reason", reason, "protobuf_message", e.cfg.ProtobufMessage)
+		"reason", reason, "protocol", e.cfg.Protocol, "protobuf_message", e.cfg.ProtobufMessage)
 }
 
 // protocolVersion is the value of the protocol_version gauge.
@@ -148,6 +155,8 @@ func protocolVersion(v2 bool) float64 {
 // A 2.0 request answered 415, or 2xx without the Samples-Written header, is
 // sent again as 1.0 after the endpoint falls back; a 2.0 receiver that wrote
 // fewer samples than it was sent is counted (samples_not_written_total).
+// With protocol: auto, a VictoriaMetrics protocol request answered 400 or
+// 415 is sent again as 1.0 the same way (protocol.go).
 //
 // With d.keep, a batch whose retries ended is not dropped but kept, and
 // one cut off at the stop deadline is not counted: both stay in the disk
@@ -179,6 +188,11 @@ func (e *Endpoint) deliver(l *shard, batch []encode.Sample, body *reqBody, enc e
 			e.metrics.notWritten.Add(float64(n - w.samples))
 			e.drops.log(e.log, "not_written", n-w.samples, fmt.Errorf("endpoint wrote %d of %d samples", w.samples, n))
 		}
+	}
+	if enc.Version() == encode.VersionVM && isHTTP && e.vmFallback(herr) {
+		// vmagent sends the refused request again at once as snappy.
+		e.vmRefused(herr.Status)
+		return e.encodeAndDeliver(l, batch, &l.v1, d)
 	}
 	refused := isHTTP && refusedAsBadData(herr)
 	switch {

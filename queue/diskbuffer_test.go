@@ -47,7 +47,7 @@ func newRecorder(t *testing.T, answer func(i int, r *http.Request) int) *recorde
 	t.Helper()
 	rc := &recorder{answer: answer}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		samples, err := decodeBody(r.Body)
+		samples, err := decodeRequest(r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

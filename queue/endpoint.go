@@ -103,6 +103,11 @@ type Endpoint struct {
 	// false, for the rest of the process' life, when the endpoint shows it
 	// speaks only 1.0 (fallBack).
 	v2 atomic.Bool
+	// vm is true while the endpoint is sent VictoriaMetrics' protocol
+	// (protocol.go); it takes precedence over v2.
+	vm atomic.Bool
+	// nego is protocol: auto's probe; nil for the other protocols.
+	nego *negotiation
 	// metadata is Options.Metadata, or what SetMetadata set since;
 	// metadataLookup reads it for 2.0 encoders.
 	metadata       atomic.Pointer[map[string]encode.Metadata]
@@ -155,7 +160,17 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 		md, ok := (*e.metadata.Load())[name]
 		return md, ok
 	}
-	e.v2.Store(cfg.ProtobufMessage == ProtoV2)
+	switch cfg.Protocol {
+	case ProtocolVictoriaMetrics:
+		e.vm.Store(true)
+		m.vmProtocol.Set(1)
+	case ProtocolAuto:
+		// Remote-Write 2.0 until the probe says otherwise (protocol.go).
+		e.v2.Store(true)
+		e.nego = &negotiation{retry: probeRetry}
+	default:
+		e.v2.Store(cfg.ProtobufMessage == ProtoV2)
+	}
 	m.protocol.Set(protocolVersion(e.v2.Load()))
 	e.drops.every = time.Minute
 	e.keeps.every, e.keeps.kept = time.Minute, true

@@ -50,6 +50,7 @@ type Metrics struct {
 	deduplicated   *prometheus.CounterVec
 	metadataSent   *prometheus.CounterVec
 	protocol       *prometheus.GaugeVec
+	vmProtocol     *prometheus.GaugeVec
 	// buffer are the resharding and disk buffer metrics (buffermetrics.go).
 	buffer *bufferMetricVecs
 	// all are every vector above, each with an endpoint label, for Forget.
@@ -67,6 +68,9 @@ type partialDeleter interface {
 const (
 	FallbackUnsupported     = "unsupported_media_type" // answered 415
 	FallbackNoWrittenHeader = "no_written_header"      // a 2xx without X-Prometheus-Remote-Write-Samples-Written
+	// FallbackVMRefused is a VictoriaMetrics protocol request answered 400
+	// or 415 (protocol: auto), after which the endpoint sends 1.0.
+	FallbackVMRefused = "victoriametrics_refused"
 )
 
 const (
@@ -104,7 +108,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 		}, []string{"endpoint"}),
 		fallbacks: counter("protocol_fallbacks_total",
-			"Times a Remote-Write 2.0 endpoint was found to speak only 1.0 and the endpoint fell back to 1.0, by reason.", "endpoint", "reason"),
+			"Times an endpoint sent Remote-Write 2.0 or VictoriaMetrics' protocol was found not to speak it and fell back to Remote-Write 1.0, by reason.", "endpoint", "reason"),
 		notWritten: counter("samples_not_written_total",
 			"Samples a Remote-Write 2.0 endpoint answered with success but did not count in X-Prometheus-Remote-Write-Samples-Written.", "endpoint"),
 		deduplicated: counter("samples_deduplicated_total",
@@ -115,15 +119,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: namespace, Subsystem: subsystem, Name: "protocol_version",
 			Help: "Remote-Write major version the endpoint is sent with now: 1 or 2.",
 		}, []string{"endpoint"}),
+		vmProtocol: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Subsystem: subsystem, Name: "victoriametrics_protocol",
+			Help: "1 while the endpoint is sent VictoriaMetrics' remote write protocol (the 1.0 request, zstd), else 0.",
+		}, []string{"endpoint"}),
 	}
-	reg.MustRegister(m.fallbacks, m.notWritten, m.deduplicated, m.metadataSent, m.protocol, m.truncated)
+	reg.MustRegister(m.fallbacks, m.notWritten, m.deduplicated, m.metadataSent, m.protocol, m.vmProtocol, m.truncated)
 	reg.MustRegister(m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
 		m.bytesSent, m.requests, m.queueLength, m.shards, m.sendDuration)
 	m.buffer = newBufferMetrics(reg)
 	m.all = []partialDeleter{
 		m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped, m.bytesSent,
 		m.requests, m.queueLength, m.shards, m.sendDuration, m.fallbacks, m.notWritten,
-		m.deduplicated, m.metadataSent, m.protocol, m.truncated,
+		m.deduplicated, m.metadataSent, m.protocol, m.vmProtocol, m.truncated,
 		m.buffer.desired, m.buffer.bytes, m.buffer.segments, m.buffer.corrupt, m.buffer.resent,
 	}
 	return m
@@ -154,7 +162,7 @@ type endpointMetrics struct {
 	notWritten, metadataSent     prometheus.Counter
 	deduplicated                 prometheus.Counter
 	truncated                    prometheus.Counter
-	protocol                     prometheus.Gauge
+	protocol, vmProtocol         prometheus.Gauge
 }
 
 func (m *Metrics) forEndpoint(name string) *endpointMetrics {
@@ -175,12 +183,14 @@ func (m *Metrics) forEndpoint(name string) *endpointMetrics {
 	em.fallbacks = map[string]prometheus.Counter{
 		FallbackUnsupported:     m.fallbacks.WithLabelValues(name, FallbackUnsupported),
 		FallbackNoWrittenHeader: m.fallbacks.WithLabelValues(name, FallbackNoWrittenHeader),
+		FallbackVMRefused:       m.fallbacks.WithLabelValues(name, FallbackVMRefused),
 	}
 	em.notWritten = m.notWritten.WithLabelValues(name)
 	em.deduplicated = m.deduplicated.WithLabelValues(name)
 	em.metadataSent = m.metadataSent.WithLabelValues(name)
 	em.truncated = m.truncated.WithLabelValues(name)
 	em.protocol = m.protocol.WithLabelValues(name)
+	em.vmProtocol = m.vmProtocol.WithLabelValues(name)
 	em.buf = m.buffer.forEndpoint(name)
 	return em
 }

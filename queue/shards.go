@@ -22,10 +22,12 @@ type shard struct {
 	// whole snapshot (Endpoint.flush): the shard then sends its partial
 	// batch at once instead of waiting out batch_send_deadline.
 	kick chan struct{}
-	// v1 and v2 encode the shard's batches; they keep scratch space
-	// between batches. v2 is nil until the endpoint is sent 2.0.
+	// v1, v2 and vm encode the shard's batches; they keep scratch space
+	// between batches. v2 and vm are nil until the endpoint is sent 2.0
+	// or VictoriaMetrics' protocol.
 	v1 encode.V1Encoder
 	v2 *encode.V2Encoder
+	vm *encode.VMEncoder
 	// bodies are the shard's request bodies, reused once released (body.go).
 	bodies bodyPool
 	// drained is set by the shard's goroutine when it exits with nothing

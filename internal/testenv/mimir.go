@@ -36,6 +36,12 @@ type MimirOptions struct {
 	// OutOfOrderWindow accepts samples this much older than a series'
 	// newest one; 0 (Mimir's default) refuses every out-of-order sample.
 	OutOfOrderWindow time.Duration
+	// NoLimits lifts the per-tenant ingestion rate and series limits
+	// (10,000 samples a second and 150,000 series by default), and gives
+	// the distributor a minute, not 2 s, to push to the ingester: a push
+	// that takes longer is answered 5xx although the ingester stored it,
+	// and a retry stores it twice. For runs of a large cluster's snapshots.
+	NoLimits bool
 }
 
 // MimirMinFailover is the shortest HA failover timeout Mimir accepts with
@@ -122,6 +128,12 @@ func StartMimir(ctx context.Context, dir string, opts MimirOptions) (*Mimir, err
 			"-distributor.ha-tracker.update-timeout-jitter-max=0s",
 			"-distributor.ha-tracker.failover-timeout="+failover.String(),
 		)
+	}
+	if opts.NoLimits {
+		args = append(args,
+			"-distributor.ingestion-rate-limit=1e9", "-distributor.ingestion-burst-size=1000000000",
+			"-ingester.max-global-series-per-user=0", "-ingester.max-global-series-per-metric=0",
+			"-distributor.remote-timeout=1m")
 	}
 	if opts.OutOfOrderWindow > 0 {
 		args = append(args, "-ingester.out-of-order-time-window="+opts.OutOfOrderWindow.String())

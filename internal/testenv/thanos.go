@@ -34,6 +34,8 @@ type Thanos struct {
 	ReceiveURL string
 	// QueryURL is the query's HTTP API (Prometheus' /api/v1/query and so on).
 	QueryURL string
+	// MetricsURL is the receive's own metrics.
+	MetricsURL string
 	// ReceiveProc and QueryProc are the running processes.
 	ReceiveProc, QueryProc *Process
 	// storeAddr is the receive's gRPC Store API address.
@@ -58,6 +60,7 @@ func StartThanos(ctx context.Context, dir string) (*Thanos, error) {
 	th := &Thanos{
 		ReceiveURL: "http://" + addr(2),
 		QueryURL:   "http://" + addr(4),
+		MetricsURL: "http://" + addr(0) + "/metrics",
 		storeAddr:  addr(1),
 	}
 	ok := false
