@@ -89,21 +89,16 @@ type V2Encoder struct {
 	// shared holds the refs of the shared labels this request has met, by
 	// address.
 	shared labelTable
-	// pairs maps a label element (one encoded prompb.Label) to its refs.
-	// Keys alias arena.
-	pairs map[string]labelRefs
-	// symbols maps each interned string to its index in strs. Keys alias
-	// arena (or strings from Metadata). Both maps are cleared by Reset
-	// before arena is overwritten.
-	symbols map[string]uint32
+	// pairs maps a label element (one encoded prompb.Label) to its refs,
+	// and symbols each string of the request to its index in strs. Their
+	// keys are in arena.
+	pairs   contentTable[labelRefs]
+	symbols contentTable[uint32]
 	// strs is the request's symbol table; strs[0] is "" (spec: "symbols[0]
 	// MUST be an empty string"), so a zero ref means empty.
-	strs []string
-	// arena holds the bytes of the label strings in strs and the keys of
-	// pairs. Symbols are unsafe.Strings over it, so that interning
-	// allocates no string per symbol; appends that move it leave earlier
-	// strings on the old array, which stays alive and unchanged while they
-	// refer to it.
+	strs []span
+	// arena holds the label elements of pairs and the strings of strs (a
+	// label's name and value are in its element's copy).
 	arena []byte
 	// wide holds the packed refs (packPair) of labels whose refs' varints
 	// do not fit labelRefs.enc.
@@ -124,6 +119,9 @@ type V2Encoder struct {
 	// raw is the marshalled, uncompressed request.
 	raw []byte
 }
+
+// span locates a string in V2Encoder.arena.
+type span struct{ off, n uint32 }
 
 // labelRefs is one label as a request writes it: the varints of its name
 // ref and its value ref.
@@ -159,15 +157,17 @@ const (
 // Reset forgets the symbols of the previous request, keeping all capacity.
 // Encode calls it; calling it after a large batch does not free memory.
 func (e *V2Encoder) Reset() {
-	clear(e.symbols)
-	clear(e.pairs)
 	if e.gen++; e.gen == 0 { // wrapped: stamps of 4 billion requests ago would match
 		clear(e.interned)
 		e.shared.clear()
+		e.pairs.clear()
+		e.symbols.clear()
 		e.gen = 1
 	}
 	e.shared.reset()
-	e.strs = append(e.strs[:0], "")
+	e.pairs.reset()
+	e.symbols.reset()
+	e.strs = append(e.strs[:0], span{})
 	e.arena = e.arena[:0]
 	e.wide = e.wide[:0]
 	e.symMeta = append(e.symMeta[:0], metaNone)
@@ -179,10 +179,6 @@ func (e *V2Encoder) Reset() {
 // label bytes as a LabelsBuilder writes them.
 func (e *V2Encoder) Encode(dst []byte, samples []Sample) []byte {
 	e.Reset()
-	if e.symbols == nil {
-		e.symbols = make(map[string]uint32, len(samples))
-		e.pairs = make(map[string]labelRefs, len(samples))
-	}
 	table := internedElems()
 	for i := range samples {
 		e.series = e.appendSeries(e.series, &samples[i], table)
@@ -261,16 +257,20 @@ func (e *V2Encoder) labelRefs(labels []byte, i int, base uintptr, table [][]byte
 // pairRefs returns the refs of one label element, interning its name and
 // value if the request has not seen the element yet.
 func (e *V2Encoder) pairRefs(elem []byte) labelRefs {
-	if refs, ok := e.pairs[string(elem)]; ok { // no allocation for the lookup
+	h := e.pairs.hash(elem)
+	refs, slot, ok := e.pairs.find(e.arena, elem, h, e.gen)
+	if ok {
 		return refs
 	}
-	name, value, _, ok := NextLabel(elem)
+	// The element's copy is the pair's key, and holds its strings.
+	off := len(e.arena)
+	e.arena = append(e.arena, elem...)
+	name, value, _, ok := NextLabel(e.arena[off:])
 	if !ok {
 		panic("encode: malformed label bytes")
 	}
-	vr := e.symbolize(value)
-	nr := e.symbolize(name)
-	var refs labelRefs
+	vr := e.symbolize(e.at(value))
+	nr := e.symbolize(e.at(name))
 	if string(name) == MetricName {
 		refs.metric = 1 + vr
 	}
@@ -282,43 +282,47 @@ func (e *V2Encoder) pairRefs(elem []byte) labelRefs {
 		refs.enc = uint64(len(e.wide))
 		e.wide = append(e.wide, packPair(nr, vr))
 	}
-	off := len(e.arena)
-	e.arena = append(e.arena, elem...)
-	e.pairs[unsafe.String(&e.arena[off], len(elem))] = refs
+	e.pairs.insert(e.arena, slot, uint32(off), uint32(len(elem)), h, refs, e.gen)
 	return refs
 }
 
-// symbolize returns the symbol ref of b, adding a copy of it to the table
-// if it is new.
-func (e *V2Encoder) symbolize(b []byte) uint32 {
-	if len(b) == 0 {
-		return 0
-	}
-	if ref, ok := e.symbols[string(b)]; ok { // no allocation for the lookup
-		return ref
-	}
-	off := len(e.arena)
-	e.arena = append(e.arena, b...)
-	return e.add(unsafe.String(&e.arena[off], len(b)))
+// at returns where b, a slice of the arena's tail, is in the arena.
+func (e *V2Encoder) at(b []byte) span {
+	return span{off: uint32(cap(e.arena) - cap(b)), n: uint32(len(b))}
 }
 
-// symbolizeString is symbolize for a string the caller owns (strings are
-// immutable, so it is kept as it is).
+// symbolize returns the symbol ref of the arena's bytes at s, adding s to
+// the table if they are new.
+func (e *V2Encoder) symbolize(s span) uint32 {
+	if s.n == 0 {
+		return 0
+	}
+	key := e.arena[s.off : s.off+s.n]
+	h := e.symbols.hash(key)
+	ref, slot, ok := e.symbols.find(e.arena, key, h, e.gen)
+	if ok {
+		return ref
+	}
+	ref = uint32(len(e.strs))
+	e.strs = append(e.strs, s)
+	e.symMeta = append(e.symMeta, metaUnknown)
+	e.symbols.insert(e.arena, slot, s.off, s.n, h, ref, e.gen)
+	return ref
+}
+
+// symbolizeString is symbolize for a string from outside the arena: it is
+// copied there, and dropped again if the table has it.
 func (e *V2Encoder) symbolizeString(s string) uint32 {
 	if s == "" {
 		return 0
 	}
-	if ref, ok := e.symbols[s]; ok {
-		return ref
+	off := len(e.arena)
+	e.arena = append(e.arena, s...)
+	n := len(e.strs)
+	ref := e.symbolize(span{off: uint32(off), n: uint32(len(s))})
+	if len(e.strs) == n {
+		e.arena = e.arena[:off]
 	}
-	return e.add(s)
-}
-
-func (e *V2Encoder) add(s string) uint32 {
-	ref := uint32(len(e.strs))
-	e.strs = append(e.strs, s)
-	e.symbols[s] = ref
-	e.symMeta = append(e.symMeta, metaUnknown)
 	return ref
 }
 
@@ -331,7 +335,8 @@ func (e *V2Encoder) metadata(name uint32) int32 {
 	if i := e.symMeta[name]; i != metaUnknown {
 		return i
 	}
-	md, ok := e.Metadata(e.strs[name])
+	sym := e.strs[name]
+	md, ok := e.Metadata(unsafe.String(&e.arena[sym.off], int(sym.n)))
 	if !ok {
 		e.symMeta[name] = metaNone
 		return metaNone

@@ -139,15 +139,15 @@ func newMetadataField(typ writev2.Metadata_MetricType, help, unit uint32) metada
 func (e *V2Encoder) appendRequest(dst []byte) []byte {
 	size := len(e.series)
 	for _, s := range e.strs {
-		size += 1 + varintLen(uint64(len(s))) + len(s)
+		size += 1 + varintLen(uint64(s.n)) + int(s.n)
 	}
 	if cap(dst)-len(dst) < size {
 		dst = append(make([]byte, 0, len(dst)+size), dst...)
 	}
 	for _, s := range e.strs {
 		dst = append(dst, tagV2Symbols)
-		dst = appendVarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
+		dst = appendVarint(dst, uint64(s.n))
+		dst = append(dst, e.arena[s.off:s.off+s.n]...)
 	}
 	return append(dst, e.series...)
 }
