@@ -7,11 +7,11 @@ import (
 )
 
 // contentTable maps byte strings kept in an arena (V2Encoder.arena) to
-// values, for one request at a time: the 2.0 encoder's symbols and the
-// label elements it has met. A key is hashed once for a lookup and the
-// insert that may follow it (a Go map hashes it for each), and slots hold
-// the key's offset and length in the arena rather than a string, so the
-// table holds no pointers for the collector to scan.
+// values, for one request at a time: the 2.0 encoder's symbols. A key is
+// hashed once for a lookup and the insert that may follow it (a Go map
+// hashes it for each), and slots hold the key's offset and length in the
+// arena rather than a string, so the table holds no pointers for the
+// collector to scan.
 //
 // It is an open-addressing table with linear probing whose slots are
 // stamped with the request's number, like labelTable's: a new request

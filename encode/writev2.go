@@ -89,16 +89,13 @@ type V2Encoder struct {
 	// shared holds the refs of the shared labels this request has met, by
 	// address.
 	shared labelTable
-	// pairs maps a label element (one encoded prompb.Label) to its refs,
-	// and symbols each string of the request to its index in strs. Their
+	// symbols maps each string of the request to its index in strs; its
 	// keys are in arena.
-	pairs   contentTable[labelRefs]
 	symbols contentTable[uint32]
 	// strs is the request's symbol table; strs[0] is "" (spec: "symbols[0]
 	// MUST be an empty string"), so a zero ref means empty.
 	strs []span
-	// arena holds the label elements of pairs and the strings of strs (a
-	// label's name and value are in its element's copy).
+	// arena holds the strings of strs.
 	arena []byte
 	// wide holds the packed refs (packPair) of labels whose refs' varints
 	// do not fit labelRefs.enc.
@@ -160,12 +157,10 @@ func (e *V2Encoder) Reset() {
 	if e.gen++; e.gen == 0 { // wrapped: stamps of 4 billion requests ago would match
 		clear(e.interned)
 		e.shared.clear()
-		e.pairs.clear()
 		e.symbols.clear()
 		e.gen = 1
 	}
 	e.shared.reset()
-	e.pairs.reset()
 	e.symbols.reset()
 	e.strs = append(e.strs[:0], span{})
 	e.arena = e.arena[:0]
@@ -255,22 +250,15 @@ func (e *V2Encoder) labelRefs(labels []byte, i int, base uintptr, table [][]byte
 }
 
 // pairRefs returns the refs of one label element, interning its name and
-// value if the request has not seen the element yet.
+// value if the request has not seen them yet.
 func (e *V2Encoder) pairRefs(elem []byte) labelRefs {
-	h := e.pairs.hash(elem)
-	refs, slot, ok := e.pairs.find(e.arena, elem, h, e.gen)
-	if ok {
-		return refs
-	}
-	// The element's copy is the pair's key, and holds its strings.
-	off := len(e.arena)
-	e.arena = append(e.arena, elem...)
-	name, value, _, ok := NextLabel(e.arena[off:])
+	name, value, _, ok := NextLabel(elem)
 	if !ok {
 		panic("encode: malformed label bytes")
 	}
-	vr := e.symbolize(e.at(value))
-	nr := e.symbolize(e.at(name))
+	vr := e.symbolize(value)
+	nr := e.symbolize(name)
+	var refs labelRefs
 	if string(name) == MetricName {
 		refs.metric = 1 + vr
 	}
@@ -282,47 +270,50 @@ func (e *V2Encoder) pairRefs(elem []byte) labelRefs {
 		refs.enc = uint64(len(e.wide))
 		e.wide = append(e.wide, packPair(nr, vr))
 	}
-	e.pairs.insert(e.arena, slot, uint32(off), uint32(len(elem)), h, refs, e.gen)
 	return refs
 }
 
-// at returns where b, a slice of the arena's tail, is in the arena.
-func (e *V2Encoder) at(b []byte) span {
-	return span{off: uint32(cap(e.arena) - cap(b)), n: uint32(len(b))}
-}
-
-// symbolize returns the symbol ref of the arena's bytes at s, adding s to
-// the table if they are new.
-func (e *V2Encoder) symbolize(s span) uint32 {
-	if s.n == 0 {
+// symbolize returns the symbol ref of b, adding a copy of it to the table
+// if it is new.
+func (e *V2Encoder) symbolize(b []byte) uint32 {
+	if len(b) == 0 {
 		return 0
 	}
-	key := e.arena[s.off : s.off+s.n]
-	h := e.symbols.hash(key)
-	ref, slot, ok := e.symbols.find(e.arena, key, h, e.gen)
+	h := e.symbols.hash(b)
+	ref, slot, ok := e.symbols.find(e.arena, b, h, e.gen)
 	if ok {
 		return ref
 	}
-	ref = uint32(len(e.strs))
+	s := span{off: uint32(len(e.arena)), n: uint32(len(b))}
+	e.arena = append(e.arena, b...)
+	return e.addSymbol(s, h, slot)
+}
+
+// symbolizeString is symbolize for a string: it is copied to the arena to
+// be looked up, and dropped again if the table has it.
+func (e *V2Encoder) symbolizeString(str string) uint32 {
+	if str == "" {
+		return 0
+	}
+	s := span{off: uint32(len(e.arena)), n: uint32(len(str))}
+	e.arena = append(e.arena, str...)
+	b := e.arena[s.off:]
+	h := e.symbols.hash(b)
+	ref, slot, ok := e.symbols.find(e.arena, b, h, e.gen)
+	if ok {
+		e.arena = e.arena[:s.off]
+		return ref
+	}
+	return e.addSymbol(s, h, slot)
+}
+
+// addSymbol adds the string at s, whose hash is h, to the table, in the
+// slot symbols.find returned for it.
+func (e *V2Encoder) addSymbol(s span, h uint32, slot int) uint32 {
+	ref := uint32(len(e.strs))
 	e.strs = append(e.strs, s)
 	e.symMeta = append(e.symMeta, metaUnknown)
 	e.symbols.insert(e.arena, slot, s.off, s.n, h, ref, e.gen)
-	return ref
-}
-
-// symbolizeString is symbolize for a string from outside the arena: it is
-// copied there, and dropped again if the table has it.
-func (e *V2Encoder) symbolizeString(s string) uint32 {
-	if s == "" {
-		return 0
-	}
-	off := len(e.arena)
-	e.arena = append(e.arena, s...)
-	n := len(e.strs)
-	ref := e.symbolize(span{off: uint32(off), n: uint32(len(s))})
-	if len(e.strs) == n {
-		e.arena = e.arena[:off]
-	}
 	return ref
 }
 
