@@ -89,6 +89,13 @@ type V2Encoder struct {
 	// shared holds the refs of the shared labels this request has met, by
 	// address.
 	shared labelTable
+	// prev holds the shared labels of the previous series, in order, and
+	// cur those of the current one, to become prev. The series of one
+	// object come one after the other and refer to the same shared
+	// labels, so most are found in prev at next (the place after the
+	// last one found), or one further, without a lookup.
+	prev, cur []sharedRef
+	next      int
 	// symbols maps each string of the request to its index in strs; its
 	// keys are in arena.
 	symbols contentTable[uint32]
@@ -132,6 +139,15 @@ type labelRefs struct {
 	metric uint32
 }
 
+// sharedRef is the address of a shared label and its refs.
+type sharedRef struct {
+	addr uintptr
+	refs labelRefs
+}
+
+// maxPrev caps the shared labels of a series kept for the next.
+const maxPrev = 16
+
 // internedRefs are the refs of an interned label in the request numbered
 // gen.
 type internedRefs struct {
@@ -161,6 +177,7 @@ func (e *V2Encoder) Reset() {
 		e.gen = 1
 	}
 	e.shared.reset()
+	e.prev, e.cur = e.prev[:0], e.cur[:0]
 	e.symbols.reset()
 	e.strs = append(e.strs[:0], span{})
 	e.arena = e.arena[:0]
@@ -221,17 +238,13 @@ func (e *V2Encoder) labelRefs(labels []byte, i int, base uintptr, table [][]byte
 		c := uint64(cap(labels))
 		if v := shared2(tag, b); v != 0 && v <= c {
 			addr := base + uintptr(c-v)
-			refs, slot, ok := e.shared.find(addr, e.gen)
-			if ok {
-				return refs, 2
+			refs, ok := e.fromPrev(addr)
+			if !ok {
+				refs = e.sharedRefs(addr, labels[:c][c-v:])
 			}
-			elem := labels[:c][c-v:]
-			l := elemLen(elem)
-			if l == 0 {
-				panic("encode: malformed label bytes")
+			if len(e.cur) < maxPrev {
+				e.cur = append(e.cur, sharedRef{addr: addr, refs: refs})
 			}
-			refs = e.pairRefs(elem[:l])
-			e.shared.insert(slot, addr, refs, e.gen)
 			return refs, 2
 		}
 	case tag == tagTimeSeriesLabels:
@@ -247,6 +260,37 @@ func (e *V2Encoder) labelRefs(labels []byte, i int, base uintptr, table [][]byte
 		panic("encode: malformed label bytes")
 	}
 	return e.pairRefs(elem), n
+}
+
+// fromPrev returns the refs of the shared label at addr if the previous
+// series has it where the current one's labels have reached in its.
+func (e *V2Encoder) fromPrev(addr uintptr) (labelRefs, bool) {
+	j := e.next
+	if j < len(e.prev) && e.prev[j].addr == addr {
+		e.next = j + 1
+		return e.prev[j].refs, true
+	}
+	if j++; j < len(e.prev) && e.prev[j].addr == addr {
+		e.next = j + 1
+		return e.prev[j].refs, true
+	}
+	return labelRefs{}, false
+}
+
+// sharedRefs returns the refs of the shared label at addr, whose bytes
+// start b.
+func (e *V2Encoder) sharedRefs(addr uintptr, b []byte) labelRefs {
+	refs, slot, ok := e.shared.find(addr, e.gen)
+	if ok {
+		return refs
+	}
+	l := elemLen(b)
+	if l == 0 {
+		panic("encode: malformed label bytes")
+	}
+	refs = e.pairRefs(b[:l])
+	e.shared.insert(slot, addr, refs, e.gen)
+	return refs
 }
 
 // pairRefs returns the refs of one label element, interning its name and

@@ -54,8 +54,32 @@ func (e *V2Encoder) appendSeries(dst []byte, s *Sample, table [][]byte) []byte {
 		// capacity (labelTable). Reading a pointer's address does not
 		// keep or make a pointer.
 		base := uintptr(unsafe.Pointer(unsafe.SliceData(labels)))
+		e.cur, e.next = e.cur[:0], 0
+		c := uint64(cap(labels))
 		for i := 0; i < len(labels); {
-			refs, l := e.labelRefs(labels, i, base, table)
+			// The two common cases inline: an interned label this
+			// request has met, a shared label the previous series has.
+			var refs labelRefs
+			l := 0
+			if tag := labels[i]; tag >= refShared2 && i+1 < len(labels) {
+				if tag >= refInterned2 {
+					if v := interned2(tag, labels[i+1]); v < uint64(len(e.interned)) && e.interned[v].gen == e.gen {
+						refs, l = e.interned[v].refs, 2
+					}
+				} else if v := shared2(tag, labels[i+1]); v != 0 && v <= c {
+					addr := base + uintptr(c-v)
+					if j := e.next; j < len(e.prev) && e.prev[j].addr == addr {
+						refs, l = e.prev[j].refs, 2
+						e.next = j + 1
+						if len(e.cur) < maxPrev {
+							e.cur = append(e.cur, e.prev[j])
+						}
+					}
+				}
+			}
+			if l == 0 {
+				refs, l = e.labelRefs(labels, i, base, table)
+			}
 			i += l
 			if refs.metric != 0 {
 				metric = refs.metric
@@ -72,6 +96,7 @@ func (e *V2Encoder) appendSeries(dst []byte, s *Sample, table [][]byte) []byte {
 			}
 		}
 		n = putLen(buf, refsStart-1, n)
+		e.prev, e.cur = e.cur, e.prev
 	}
 	dst = e.ts.appendSample(buf[:n], s.Value, s.Timestamp)
 	var name uint32
