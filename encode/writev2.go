@@ -117,10 +117,15 @@ type V2Encoder struct {
 	metas []metadataField
 	// ts keeps the encoded timestamp of the last sample.
 	ts sampleTime
-	// series holds the request's TimeSeries fields as written, back to
-	// back; they follow the symbols in raw.
-	series []byte
-	// raw is the marshalled, uncompressed request.
+	// buf holds the request: room for its symbols, which are known only
+	// at the end, then its TimeSeries fields as written, back to back.
+	// The symbols are written at the end of their room, and the request
+	// starts where they do, so the series never move; unless the room
+	// was too small (head is the last request's symbols' bytes and a
+	// quarter).
+	buf  []byte
+	head int
+	// raw is the marshalled, uncompressed request: a slice of buf.
 	raw []byte
 }
 
@@ -184,7 +189,6 @@ func (e *V2Encoder) Reset() {
 	e.wide = e.wide[:0]
 	e.symMeta = append(e.symMeta[:0], metaNone)
 	e.metas = e.metas[:0]
-	e.series = e.series[:0]
 }
 
 // Encode implements RequestEncoder. It panics if a Sample's Labels are not
@@ -192,10 +196,11 @@ func (e *V2Encoder) Reset() {
 func (e *V2Encoder) Encode(dst []byte, samples []Sample) []byte {
 	e.Reset()
 	table := internedElems()
+	buf := slices.Grow(e.buf[:0], e.head)[:e.head]
 	for i := range samples {
-		e.series = e.appendSeries(e.series, &samples[i], table)
+		buf = e.appendSeries(buf, &samples[i], table)
 	}
-	e.raw = e.appendRequest(e.raw[:0])
+	e.buf, e.raw = e.finish(buf)
 	return Compress(dst, e.raw)
 }
 

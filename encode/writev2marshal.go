@@ -95,21 +95,31 @@ func (e *V2Encoder) appendSeries(dst []byte, s *Sample, table [][]byte) []byte {
 				n += len(appendVarint(buf[n:n], p&(1<<32-1)))
 			}
 		}
-		n = putLen(buf, refsStart-1, n)
+		if l := n - refsStart; l < 0x80 {
+			buf[refsStart-1] = byte(l)
+		} else {
+			n = putLen(buf, refsStart-1, n)
+		}
 		e.prev, e.cur = e.cur, e.prev
 	}
 	dst = e.ts.appendSample(buf[:n], s.Value, s.Timestamp)
-	var name uint32
-	if metric != 0 {
-		name = metric - 1
-	}
 	m := &noMetadata
-	if i := e.metadata(name); i != metaNone {
-		m = &e.metas[i]
+	if metric > 1 && e.Metadata != nil { // metric-1 is the name's ref
+		i := e.symMeta[metric-1]
+		if i == metaUnknown {
+			i = e.metadata(metric - 1)
+		}
+		if i >= 0 {
+			m = &e.metas[i]
+		}
 	}
 	n = len(dst)
 	*(*[16]byte)(buf[n : n+16]) = m.b
 	n += int(m.n)
+	if l := n - start - 2; l < 0x80 {
+		buf[start+1] = byte(l)
+		return buf[:n]
+	}
 	return buf[:putLen(buf, start+1, n)]
 }
 
@@ -159,20 +169,31 @@ func newMetadataField(typ writev2.Metadata_MetricType, help, unit uint32) metada
 	return f
 }
 
-// appendRequest appends the request's bytes to dst: the symbols, then the
-// series appendSeries wrote, as writev2.Request.Marshal orders them.
-func (e *V2Encoder) appendRequest(dst []byte) []byte {
-	size := len(e.series)
+// finish writes the symbols before the series, which buf holds from
+// e.head on, and returns buf (moved if it had to grow) and the request.
+func (e *V2Encoder) finish(buf []byte) (all, req []byte) {
+	size := 0
 	for _, s := range e.strs {
 		size += 1 + varintLen(uint64(s.n)) + int(s.n)
 	}
-	if cap(dst)-len(dst) < size {
-		dst = append(make([]byte, 0, len(dst)+size), dst...)
+	head := e.head
+	if size > head {
+		// Move the series on to make room, with some to spare next time.
+		head = size + size/4
+		n := len(buf) - e.head
+		if cap(buf) < head+n {
+			buf = append(make([]byte, 0, head+n), buf...)
+		}
+		buf = buf[:head+n]
+		copy(buf[head:], buf[e.head:e.head+n])
 	}
+	e.head = size + size/4
+	start := head - size
+	sym := buf[start:start]
 	for _, s := range e.strs {
-		dst = append(dst, tagV2Symbols)
-		dst = appendVarint(dst, uint64(s.n))
-		dst = append(dst, e.arena[s.off:s.off+s.n]...)
+		sym = append(sym, tagV2Symbols)
+		sym = appendVarint(sym, uint64(s.n))
+		sym = append(sym, e.arena[s.off:s.off+s.n]...)
 	}
-	return append(dst, e.series...)
+	return buf, buf[start:]
 }
