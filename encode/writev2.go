@@ -79,9 +79,9 @@ type V2Encoder struct {
 	// metadata.
 	Metadata MetadataFunc
 
-	// gen numbers the requests; the entries of interned and shared
-	// stamped with another number are from earlier requests, whose refs
-	// mean nothing in this one.
+	// gen numbers the requests; the entries of interned, shared and
+	// symbols stamped with another number are from earlier requests,
+	// whose refs mean nothing in this one.
 	gen uint32
 	// interned holds, by index in the process's interned table, the refs
 	// of the interned labels this request has met.
@@ -268,8 +268,8 @@ func (e *V2Encoder) labelRefs(labels []byte, i int, base uintptr, table [][]byte
 	return e.pairRefs(elem), n
 }
 
-// fromPrev returns the refs of the shared label at addr if the previous
-// series has it where the current one's labels have reached in its.
+// fromPrev returns the refs of the shared label at addr if it is the
+// previous series' next shared label (at e.next) or the one after.
 func (e *V2Encoder) fromPrev(addr uintptr) (labelRefs, bool) {
 	j := e.next
 	if j < len(e.prev) && e.prev[j].addr == addr {
