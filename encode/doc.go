@@ -25,6 +25,7 @@
 // Both protocol versions sit behind [RequestEncoder]: [V1Encoder] is the path
 // above; [V2Encoder] walks the same label bytes into a per-request symbol
 // table (io.prometheus.write.v2.Request, with metadata inline from a
-// [MetadataFunc]) and reuses its table and buffers, so it too allocates
+// [MetadataFunc]), finding the labels a set shares by their address rather
+// than their bytes, and reuses its tables and buffers, so it too allocates
 // nothing per series once warm.
 package encode

@@ -1,6 +1,7 @@
 package encode
 
 import (
+	"encoding/binary"
 	"slices"
 	"unsafe"
 
@@ -63,11 +64,14 @@ type MetadataFunc func(name string) (Metadata, bool)
 // a symbol table per request, each series as pairs of symbol references, one
 // sample and, when Metadata knows the family, its type, help and unit.
 //
-// It decodes the 1.0 label bytes of each Sample in place (no prompb.Label
-// structs), interns the strings into a symbol table it keeps between
-// requests, and marshals with the generated writev2 types, whose
-// OptimizedMarshalToSizedBuffer writes label refs without a scratch slice.
-// Once its buffers have grown to a batch's size, encoding allocates nothing.
+// It walks the label bytes of each Sample as they are stored (refs.go) and
+// writes each series' TimeSeries message as it goes, one pass, no structs.
+// A label's refs are found without hashing its bytes where its storage
+// says who it is: an interned label by its index, a label shared by an
+// object's series by its address in the set (labelTable). Only literal
+// labels and the first sight of each other one in a request are looked up
+// by their bytes. Once its buffers have grown to a batch's size, encoding
+// allocates nothing.
 //
 // The zero value is ready to use; a V2Encoder is not safe for concurrent use.
 type V2Encoder struct {
@@ -75,68 +79,91 @@ type V2Encoder struct {
 	// metadata.
 	Metadata MetadataFunc
 
-	// symbols maps each interned string to its index in strs. Keys alias
-	// arena (or strings from Metadata) and are cleared by Reset before arena
-	// is overwritten.
-	symbols map[string]uint32
-	// pairs maps a label element (one encoded prompb.Label) to its name and
-	// value refs, packed by packPair. A series' labels repeat the labels of
-	// the series before it and of other objects, so one lookup of the whole
-	// element replaces two of its strings. Keys alias arena, like symbols'.
-	pairs map[string]uint64
-	// prev holds the elements of the previous series, whose labels are
-	// still in the caller's samples: the series of one object share most
-	// labels (namespace, pod, uid), which are found here without hashing.
-	prev []prevElem
-	// cur collects the current series' elements, to become prev.
-	cur []prevElem
-	// metricNameRef is the ref of "__name__" once interned, else 0.
-	metricNameRef uint32
+	// gen numbers the requests; the entries of interned, shared and
+	// symbols stamped with another number are from earlier requests,
+	// whose refs mean nothing in this one.
+	gen uint32
 	// interned holds, by index in the process's interned table, the refs
-	// of the elements this request has interned: those stamped with gen,
-	// the request's number.
+	// of the interned labels this request has met.
 	interned []internedRefs
-	gen      uint32
+	// shared holds the refs of the shared labels this request has met, by
+	// address.
+	shared labelTable
+	// prev holds the shared labels of the previous series, in order, and
+	// cur those of the current one, to become prev. The series of one
+	// object come one after the other and refer to the same shared
+	// labels, so most are found in prev at next (the place after the
+	// last one found), or one further, without a lookup.
+	prev, cur []sharedRef
+	next      int
+	// symbols maps each string of the request to its index in strs; its
+	// keys are in arena.
+	symbols contentTable[uint32]
 	// strs is the request's symbol table; strs[0] is "" (spec: "symbols[0]
 	// MUST be an empty string"), so a zero ref means empty.
-	strs []string
-	// arena holds the bytes of the label strings in strs. Symbols are
-	// unsafe.Strings over it, so that interning allocates no string per
-	// symbol; appends that move it leave earlier strings on the old array,
-	// which stays alive and unchanged while they refer to it.
+	strs []span
+	// arena holds the strings of strs.
 	arena []byte
-	// refs holds the label refs of every series back to back; each
-	// TimeSeries.LabelsRefs is a slice of it.
-	refs []uint32
-	// series is the request's time series, reused between requests.
-	series []v2Series
-	// raw is the marshalled, uncompressed request.
-	raw []byte
+	// wide holds the packed refs (packPair) of labels whose refs' varints
+	// do not fit labelRefs.enc.
+	wide []uint64
 	// symMeta has one entry per symbol in strs: for a metric name, the
 	// index in metas of its family's metadata, or metaUnknown until looked
 	// up, or metaNone. Metadata is then looked up once per family and
 	// request, not once per series.
 	symMeta []int32
-	// metas is the metadata of the families looked up in this request.
-	metas []writev2.Metadata
+	// metas holds the TimeSeries.metadata field of each family looked up
+	// in this request, as written.
+	metas []metadataField
+	// ts keeps the encoded timestamp of the last sample.
+	ts sampleTime
+	// buf holds the request: room for its symbols, which are known only
+	// at the end, then its TimeSeries fields as written, back to back.
+	// The symbols are written at the end of their room, and the request
+	// starts where they do, so the series never move; unless the room
+	// was too small (head is the last request's symbols' bytes and a
+	// quarter).
+	buf  []byte
+	head int
+	// raw is the marshalled, uncompressed request: a slice of buf.
+	raw []byte
 }
 
-// prevElem is one label element of the previous series and its refs.
-type prevElem struct {
-	elem []byte
-	refs uint64
+// span locates a string in V2Encoder.arena.
+type span struct{ off, n uint32 }
+
+// labelRefs is one label as a request writes it: the varints of its name
+// ref and its value ref.
+type labelRefs struct {
+	// enc holds the two varints in its low bytes, little-endian, and their
+	// length in its top byte; with a top byte of 0, its low 32 bits index
+	// V2Encoder.wide instead.
+	enc uint64
+	// metric is, for a metric name label (__name__), 1 + its value's ref;
+	// 0 for any other label.
+	metric uint32
 }
 
-// internedRefs are the packed refs of an interned label element in the
-// request numbered gen.
-type internedRefs struct {
-	gen  uint32
-	refs uint64
+// sharedRef is the address of a shared label and its refs.
+type sharedRef struct {
+	addr uintptr
+	refs labelRefs
 }
 
-// maxPrev caps the labels of one series remembered for the next: searching
-// more costs about as much as the map lookup it avoids.
+// maxPrev caps the shared labels of a series kept for the next.
 const maxPrev = 16
+
+// internedRefs are the refs of an interned label in the request numbered
+// gen.
+type internedRefs struct {
+	refs labelRefs
+	gen  uint32
+}
+
+// maxEnc is the most bytes labelRefs.enc holds; two refs below 1<<21 (three
+// varint bytes each) always fit. A var so that tests can send labels the
+// other way, which only requests of millions of symbols take.
+var maxEnc = 7
 
 func packPair(name, value uint32) uint64 { return uint64(name)<<32 | uint64(value) }
 
@@ -149,17 +176,18 @@ const (
 // Reset forgets the symbols of the previous request, keeping all capacity.
 // Encode calls it; calling it after a large batch does not free memory.
 func (e *V2Encoder) Reset() {
-	clear(e.symbols)
-	clear(e.pairs)
-	e.prev, e.cur = e.prev[:0], e.cur[:0]
 	if e.gen++; e.gen == 0 { // wrapped: stamps of 4 billion requests ago would match
 		clear(e.interned)
+		e.shared.clear()
+		e.symbols.clear()
 		e.gen = 1
 	}
-	e.metricNameRef = 0
-	e.strs = append(e.strs[:0], "")
+	e.shared.reset()
+	e.prev, e.cur = e.prev[:0], e.cur[:0]
+	e.symbols.reset()
+	e.strs = append(e.strs[:0], span{})
 	e.arena = e.arena[:0]
-	e.refs = e.refs[:0]
+	e.wide = e.wide[:0]
 	e.symMeta = append(e.symMeta[:0], metaNone)
 	e.metas = e.metas[:0]
 }
@@ -168,27 +196,12 @@ func (e *V2Encoder) Reset() {
 // label bytes as a LabelsBuilder writes them.
 func (e *V2Encoder) Encode(dst []byte, samples []Sample) []byte {
 	e.Reset()
-	if e.symbols == nil {
-		e.symbols = make(map[string]uint32, len(samples))
-		e.pairs = make(map[string]uint64, len(samples))
-	}
-	n := len(samples)
-	e.series = slices.Grow(e.series[:0], n)[:n]
 	table := internedElems()
+	buf := slices.Grow(e.buf[:0], e.head)[:e.head]
 	for i := range samples {
-		s := &samples[i]
-		name := e.appendLabelRefs(s.Labels, table)
-		e.series[i] = v2Series{
-			refsEnd:   uint32(len(e.refs)),
-			meta:      e.metadata(name),
-			value:     s.Value,
-			timestamp: s.Timestamp,
-		}
+		buf = e.appendSeries(buf, &samples[i], table)
 	}
-	e.raw = e.appendRequest(e.raw[:0])
-	// Keep no reference to the caller's labels.
-	clear(e.prev[:cap(e.prev)])
-	clear(e.cur[:cap(e.cur)])
+	e.buf, e.raw = e.finish(buf)
 	return Compress(dst, e.raw)
 }
 
@@ -201,104 +214,113 @@ func (e *V2Encoder) RawLen() int { return len(e.raw) }
 // Version implements RequestEncoder.
 func (*V2Encoder) Version() string { return VersionV2 }
 
-// appendLabelRefs walks a series' labels as LabelsBuilder stores them
-// (label elements and references to them: refs.go), appends a name ref and a
-// value ref per label to e.refs, and returns the ref of the metric name (0
-// when the series has none).
-func (e *V2Encoder) appendLabelRefs(b []byte, table [][]byte) (nameRef uint32) {
-	e.cur = e.cur[:0]
-	for i := 0; len(b) > 0; i++ {
-		var refs uint64
-		var elem []byte
-		if l := elemLen(b); l != 0 {
-			elem, b = b[:l:l], b[l:]
-			refs = e.elemRefs(elem, i)
-		} else {
-			var n int
-			if elem, refs, n = e.refRefs(b, table, i); n == 0 {
-				panic("encode: malformed label bytes")
-			}
-			b = b[n:]
-		}
-		e.refs = append(e.refs, uint32(refs>>32), uint32(refs))
-		if n := uint32(refs >> 32); n != 0 && n == e.metricNameRef {
-			nameRef = uint32(refs)
-		}
-		if i < maxPrev {
-			e.cur = append(e.cur, prevElem{elem: elem, refs: refs})
-		}
+// labelRefs returns the refs of the label at the start of labels[i:], a
+// series' label bytes as LabelsBuilder stores them (label elements and
+// references to them: refs.go), and the length of its bytes there. base is
+// the address of labels' first byte.
+func (e *V2Encoder) labelRefs(labels []byte, i int, base uintptr, table [][]byte) (labelRefs, int) {
+	if i+1 >= len(labels) {
+		panic("encode: malformed label bytes")
 	}
-	e.prev, e.cur = e.cur, e.prev
-	return nameRef
-}
-
-// refRefs resolves the reference at the start of b, returning the element
-// it refers to, its packed refs and the reference's length (0 if
-// malformed). An interned element's refs are kept by its index, so that
-// family names and enumeration values are found without hashing.
-func (e *V2Encoder) refRefs(b []byte, table [][]byte, i int) (elem []byte, refs uint64, n int) {
-	if len(b) >= 2 && b[0] >= refInterned2 {
-		v := interned2(b[0], b[1])
+	tag, b := labels[i], labels[i+1]
+	switch {
+	case tag >= refInterned2:
+		// An interned label, found by its index.
+		v := interned2(tag, b)
 		if v < uint64(len(e.interned)) && e.interned[v].gen == e.gen {
-			return table[v], e.interned[v].refs, 2
+			return e.interned[v].refs, 2
 		}
-		if v >= uint64(len(table)) {
-			return nil, 0, 0
+		if v < uint64(len(table)) {
+			refs := e.pairRefs(table[v])
+			if v >= uint64(len(e.interned)) {
+				e.interned = slices.Grow(e.interned, int(v)+1-len(e.interned))[:v+1]
+			}
+			e.interned[v] = internedRefs{refs: refs, gen: e.gen}
+			return refs, 2
 		}
-		elem, refs = table[v], e.pairRefs(table[v])
-		if v >= uint64(len(e.interned)) {
-			e.interned = slices.Grow(e.interned, int(v)+1-len(e.interned))[:v+1]
+	case tag >= refShared2:
+		// A label of the object's shared region, found by its address:
+		// every series of the object refers to the same bytes.
+		c := uint64(cap(labels))
+		if v := shared2(tag, b); v != 0 && v <= c {
+			addr := base + uintptr(c-v)
+			refs, ok := e.fromPrev(addr)
+			if !ok {
+				refs = e.sharedRefs(addr, labels[:c][c-v:])
+			}
+			if len(e.cur) < maxPrev {
+				e.cur = append(e.cur, sharedRef{addr: addr, refs: refs})
+			}
+			return refs, 2
 		}
-		e.interned[v] = internedRefs{gen: e.gen, refs: refs}
-		return elem, refs, 2
+	case tag == tagTimeSeriesLabels:
+		l := elemLen(labels[i:])
+		if l == 0 {
+			panic("encode: malformed label bytes")
+		}
+		return e.pairRefs(labels[i : i+l]), l
 	}
-	if elem, n = resolve(b, table); n == 0 {
-		return nil, 0, 0
+	// The long forms (refs.go), past what two bytes hold.
+	elem, n := resolve(labels[i:], table)
+	if n == 0 {
+		panic("encode: malformed label bytes")
 	}
-	return elem, e.elemRefs(elem, i), n
+	return e.pairRefs(elem), n
 }
 
-// elemRefs returns the packed refs of a label element, looking first among
-// the previous series' elements (at the same position i first), then in
-// the request's table of elements.
-func (e *V2Encoder) elemRefs(elem []byte, i int) uint64 {
-	prev := e.prev
-	if i < len(prev) && string(prev[i].elem) == string(elem) {
-		return prev[i].refs
+// fromPrev returns the refs of the shared label at addr if it is the
+// previous series' next shared label (at e.next) or the one after.
+func (e *V2Encoder) fromPrev(addr uintptr) (labelRefs, bool) {
+	j := e.next
+	if j < len(e.prev) && e.prev[j].addr == addr {
+		e.next = j + 1
+		return e.prev[j].refs, true
 	}
-	for j := range prev {
-		if len(prev[j].elem) == len(elem) && string(prev[j].elem) == string(elem) {
-			return prev[j].refs
-		}
+	if j++; j < len(e.prev) && e.prev[j].addr == addr {
+		e.next = j + 1
+		return e.prev[j].refs, true
 	}
-	return e.pairRefs(elem)
+	return labelRefs{}, false
 }
 
-// pairRefs returns the packed refs of one label element, interning its name
-// and value if the request has not seen the element yet.
-func (e *V2Encoder) pairRefs(elem []byte) uint64 {
-	if refs, ok := e.pairs[string(elem)]; ok { // no allocation for the lookup
+// sharedRefs returns the refs of the shared label at addr, whose bytes
+// start b.
+func (e *V2Encoder) sharedRefs(addr uintptr, b []byte) labelRefs {
+	refs, slot, ok := e.shared.find(addr, e.gen)
+	if ok {
 		return refs
 	}
+	l := elemLen(b)
+	if l == 0 {
+		panic("encode: malformed label bytes")
+	}
+	refs = e.pairRefs(b[:l])
+	e.shared.insert(slot, addr, refs, e.gen)
+	return refs
+}
+
+// pairRefs returns the refs of one label element, interning its name and
+// value if the request has not seen them yet.
+func (e *V2Encoder) pairRefs(elem []byte) labelRefs {
 	name, value, _, ok := NextLabel(elem)
 	if !ok {
 		panic("encode: malformed label bytes")
 	}
-	refs := e.symbolizePair(name, value)
-	off := len(e.arena)
-	e.arena = append(e.arena, elem...)
-	e.pairs[unsafe.String(&e.arena[off], len(elem))] = refs
-	return refs
-}
-
-// symbolizePair interns a label's name and value.
-func (e *V2Encoder) symbolizePair(name, value []byte) uint64 {
 	vr := e.symbolize(value)
 	nr := e.symbolize(name)
-	if e.metricNameRef == 0 && string(name) == MetricName {
-		e.metricNameRef = nr
+	var refs labelRefs
+	if string(name) == MetricName {
+		refs.metric = 1 + vr
 	}
-	return packPair(nr, vr)
+	if varintLen(uint64(nr))+varintLen(uint64(vr)) <= maxEnc {
+		var buf [8]byte
+		n := len(appendVarint(appendVarint(buf[:0], uint64(nr)), uint64(vr)))
+		refs.enc = binary.LittleEndian.Uint64(buf[:]) | uint64(n)<<56
+	} else {
+		refs.enc = uint64(len(e.wide))
+		e.wide = append(e.wide, packPair(nr, vr))
+	}
+	return refs
 }
 
 // symbolize returns the symbol ref of b, adding a copy of it to the table
@@ -307,31 +329,41 @@ func (e *V2Encoder) symbolize(b []byte) uint32 {
 	if len(b) == 0 {
 		return 0
 	}
-	if ref, ok := e.symbols[string(b)]; ok { // no allocation for the lookup
+	h := e.symbols.hash(b)
+	ref, slot, ok := e.symbols.find(e.arena, b, h, e.gen)
+	if ok {
 		return ref
 	}
-	off := len(e.arena)
+	s := span{off: uint32(len(e.arena)), n: uint32(len(b))}
 	e.arena = append(e.arena, b...)
-	return e.add(unsafe.String(&e.arena[off], len(b)))
+	return e.addSymbol(s, h, slot)
 }
 
-// symbolizeString is symbolize for a string the caller owns (strings are
-// immutable, so it is kept as it is).
-func (e *V2Encoder) symbolizeString(s string) uint32 {
-	if s == "" {
+// symbolizeString is symbolize for a string: it is copied to the arena to
+// be looked up, and dropped again if the table has it.
+func (e *V2Encoder) symbolizeString(str string) uint32 {
+	if str == "" {
 		return 0
 	}
-	if ref, ok := e.symbols[s]; ok {
+	s := span{off: uint32(len(e.arena)), n: uint32(len(str))}
+	e.arena = append(e.arena, str...)
+	b := e.arena[s.off:]
+	h := e.symbols.hash(b)
+	ref, slot, ok := e.symbols.find(e.arena, b, h, e.gen)
+	if ok {
+		e.arena = e.arena[:s.off]
 		return ref
 	}
-	return e.add(s)
+	return e.addSymbol(s, h, slot)
 }
 
-func (e *V2Encoder) add(s string) uint32 {
+// addSymbol adds the string at s, whose hash is h, to the table, in the
+// slot symbols.find returned for it.
+func (e *V2Encoder) addSymbol(s span, h uint32, slot int) uint32 {
 	ref := uint32(len(e.strs))
 	e.strs = append(e.strs, s)
-	e.symbols[s] = ref
 	e.symMeta = append(e.symMeta, metaUnknown)
+	e.symbols.insert(e.arena, slot, s.off, s.n, h, ref, e.gen)
 	return ref
 }
 
@@ -344,18 +376,16 @@ func (e *V2Encoder) metadata(name uint32) int32 {
 	if i := e.symMeta[name]; i != metaUnknown {
 		return i
 	}
-	md, ok := e.Metadata(e.strs[name])
+	sym := e.strs[name]
+	md, ok := e.Metadata(unsafe.String(&e.arena[sym.off], int(sym.n)))
 	if !ok {
 		e.symMeta[name] = metaNone
 		return metaNone
 	}
-	m := writev2.Metadata{
-		Type:    v2Type(md.Type),
-		HelpRef: e.symbolizeString(md.Help), // may append to symMeta
-		UnitRef: e.symbolizeString(md.Unit),
-	}
+	help := e.symbolizeString(md.Help) // may append to symMeta
+	unit := e.symbolizeString(md.Unit)
 	i := int32(len(e.metas))
 	e.symMeta[name] = i
-	e.metas = append(e.metas, m)
+	e.metas = append(e.metas, newMetadataField(v2Type(md.Type), help, unit))
 	return i
 }

@@ -2,163 +2,198 @@ package encode
 
 import (
 	"encoding/binary"
-	"math"
-	"math/bits"
+	"slices"
+	"unsafe"
 
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 )
-
-// v2Series is one series of a Remote-Write 2.0 request: its label refs end
-// at refsEnd in V2Encoder.refs (and start where the previous series'
-// end), its metadata is V2Encoder.metas[meta] unless meta is metaNone, and
-// it carries one sample.
-type v2Series struct {
-	refsEnd uint32
-	// refsLen is the length of the packed refs.
-	refsLen   uint32
-	meta      int32
-	value     float64
-	timestamp int64
-}
 
 // Protobuf tags of io.prometheus.write.v2 fields (field number << 3 | wire
 // type).
 const (
 	tagV2Symbols    = 4<<3 | 2 // Request.symbols
 	tagV2Timeseries = 5<<3 | 2 // Request.timeseries
+	// TimeSeries.samples and its Sample have the field numbers and types
+	// of Remote-Write 1.0's, so sampleTime.appendSample writes them.
 	tagV2LabelsRefs = 1<<3 | 2 // TimeSeries.labels_refs, packed
-	tagV2Samples    = 2<<3 | 2 // TimeSeries.samples
 	tagV2Metadata   = 5<<3 | 2 // TimeSeries.metadata
-	tagV2Value      = 1<<3 | 1 // Sample.value, fixed64
-	tagV2Timestamp  = 2 << 3   // Sample.timestamp, varint
 	tagV2Type       = 1 << 3   // Metadata.type, varint
 	tagV2HelpRef    = 3 << 3   // Metadata.help_ref, varint
 	tagV2UnitRef    = 4 << 3   // Metadata.unit_ref, varint
 )
 
-// appendRequest appends the request's bytes to dst, forwards, in one
-// pass: the same bytes writev2.Request.Marshal writes for the symbols and
-// series (fields in number order, proto3 zero values left out, metadata
-// always present as gogo writes a non-nullable message), without building
-// its structs.
-func (e *V2Encoder) appendRequest(dst []byte) []byte {
-	size := 0
-	for _, s := range e.strs {
-		size += 1 + varintLen(uint64(len(s))) + len(s)
-	}
-	start := uint32(0)
-	for i := range e.series {
-		s := &e.series[i]
-		s.refsLen = uint32(refsLen(e.refs[start:s.refsEnd]))
-		n := e.seriesLen(s)
-		size += 1 + varintLen(uint64(n)) + n
-		start = s.refsEnd
-	}
-	if cap(dst)-len(dst) < size {
-		dst = append(make([]byte, 0, len(dst)+size), dst...)
-	}
-	for _, s := range e.strs {
-		dst = append(dst, tagV2Symbols)
-		dst = appendVarint(dst, uint64(len(s)))
-		dst = append(dst, s...)
-	}
-	start = 0
-	for i := range e.series {
-		s := &e.series[i]
-		refs := e.refs[start:s.refsEnd]
-		start = s.refsEnd
-		dst = append(dst, tagV2Timeseries)
-		dst = appendVarint(dst, uint64(e.seriesLen(s)))
-		if len(refs) > 0 {
-			dst = append(dst, tagV2LabelsRefs)
-			dst = appendVarint(dst, uint64(s.refsLen))
-			for _, r := range refs {
-				dst = appendVarint(dst, uint64(r))
+// seriesRoom is the most bytes a TimeSeries field takes besides its label
+// refs' varints: its tag and length (which may move the body by up to 4
+// bytes), the labels_refs tag and length (likewise), the sample
+// (appendSample's fixed-size block) and the metadata field (its 16-byte
+// block), with 8 bytes for the last label refs' 8-byte store.
+const seriesRoom = 2 + 4 + 2 + 4 + 8 + 2 + 9 + 16 + 16
+
+// appendSeries appends s's TimeSeries field to dst: its label refs, its
+// sample and its metadata, in one pass, with the bytes
+// writev2.TimeSeries.Marshal writes (fields in number order, proto3 zero
+// values left out, metadata always present, as gogo writes a non-nullable
+// message).
+func (e *V2Encoder) appendSeries(dst []byte, s *Sample, table [][]byte) []byte {
+	labels := s.Labels
+	// A label takes at least 2 bytes of labels and at most 10 bytes of
+	// varints.
+	dst = slices.Grow(dst, 5*len(labels)+seriesRoom)
+	start := len(dst)
+	buf := dst[:cap(dst)]
+	// Each length is written in one byte behind its field's tag and
+	// moved for the rare longer one (putLen).
+	buf[start] = tagV2Timeseries
+	n := start + 2
+	var metric uint32
+	if len(labels) > 0 {
+		buf[n] = tagV2LabelsRefs
+		n += 2
+		refsStart := n
+		// The address of a shared label: base + its offset in labels'
+		// capacity (labelTable). Reading a pointer's address does not
+		// keep or make a pointer.
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(labels)))
+		e.cur, e.next = e.cur[:0], 0
+		c := uint64(cap(labels))
+		for i := 0; i < len(labels); {
+			// The two common cases inline: an interned label this
+			// request has met, a shared label the previous series has.
+			var refs labelRefs
+			l := 0
+			if tag := labels[i]; tag >= refShared2 && i+1 < len(labels) {
+				if tag >= refInterned2 {
+					if v := interned2(tag, labels[i+1]); v < uint64(len(e.interned)) && e.interned[v].gen == e.gen {
+						refs, l = e.interned[v].refs, 2
+					}
+				} else if v := shared2(tag, labels[i+1]); v != 0 && v <= c {
+					addr := base + uintptr(c-v)
+					if j := e.next; j < len(e.prev) && e.prev[j].addr == addr {
+						refs, l = e.prev[j].refs, 2
+						e.next = j + 1
+						if len(e.cur) < maxPrev {
+							e.cur = append(e.cur, e.prev[j])
+						}
+					}
+				}
+			}
+			if l == 0 {
+				refs, l = e.labelRefs(labels, i, base, table)
+			}
+			i += l
+			if refs.metric != 0 {
+				metric = refs.metric
+			}
+			if k := int(refs.enc >> 56); k != 0 {
+				// One store of all 8 bytes, of which the next label's
+				// (or the sample's) bytes overwrite the extra ones.
+				binary.LittleEndian.PutUint64(buf[n:n+8], refs.enc)
+				n += k
+			} else {
+				p := e.wide[uint32(refs.enc)]
+				n += len(appendVarint(buf[n:n], p>>32))
+				n += len(appendVarint(buf[n:n], p&(1<<32-1)))
 			}
 		}
-		dst = append(dst, tagV2Samples)
-		dst = appendVarint(dst, uint64(sampleLen(s)))
-		if s.value != 0 {
-			dst = append(dst, tagV2Value)
-			dst = appendFixed64(dst, s.value)
+		if l := n - refsStart; l < 0x80 {
+			buf[refsStart-1] = byte(l)
+		} else {
+			n = putLen(buf, refsStart-1, n)
 		}
-		if s.timestamp != 0 {
-			dst = append(dst, tagV2Timestamp)
-			dst = appendVarint(dst, uint64(s.timestamp))
+		e.prev, e.cur = e.cur, e.prev
+	}
+	dst = e.ts.appendSample(buf[:n], s.Value, s.Timestamp)
+	m := &noMetadata
+	if metric > 1 && e.Metadata != nil { // metric-1 is the name's ref
+		i := e.symMeta[metric-1]
+		if i == metaUnknown {
+			i = e.metadata(metric - 1)
 		}
-		dst = append(dst, tagV2Metadata)
-		if s.meta == metaNone {
-			dst = append(dst, 0)
-			continue
-		}
-		m := &e.metas[s.meta]
-		dst = appendVarint(dst, uint64(metadataLen(m)))
-		if m.Type != 0 {
-			dst = append(dst, tagV2Type)
-			dst = appendVarint(dst, uint64(m.Type))
-		}
-		if m.HelpRef != 0 {
-			dst = append(dst, tagV2HelpRef)
-			dst = appendVarint(dst, uint64(m.HelpRef))
-		}
-		if m.UnitRef != 0 {
-			dst = append(dst, tagV2UnitRef)
-			dst = appendVarint(dst, uint64(m.UnitRef))
+		if i >= 0 {
+			m = &e.metas[i]
 		}
 	}
-	return dst
+	n = len(dst)
+	*(*[16]byte)(buf[n : n+16]) = m.b
+	n += int(m.n)
+	if l := n - start - 2; l < 0x80 {
+		buf[start+1] = byte(l)
+		return buf[:n]
+	}
+	return buf[:putLen(buf, start+1, n)]
 }
 
-// seriesLen is the length of a TimeSeries message's body.
-func (e *V2Encoder) seriesLen(s *v2Series) int {
-	n := 0
-	if s.refsLen > 0 {
-		n += 1 + varintLen(uint64(s.refsLen)) + int(s.refsLen)
+// putLen writes the length of the field body that runs from at+1 to end at
+// buf[at], where one byte was left for it, moving the body on when the
+// length takes more. It returns the body's new end.
+func putLen(buf []byte, at, end int) int {
+	l := end - at - 1
+	if l < 0x80 {
+		buf[at] = byte(l)
+		return end
 	}
-	sl := sampleLen(s)
-	n += 1 + varintLen(uint64(sl)) + sl
-	ml := 0
-	if s.meta != metaNone {
-		ml = metadataLen(&e.metas[s.meta])
-	}
-	return n + 1 + varintLen(uint64(ml)) + ml
+	k := varintLen(uint64(l))
+	copy(buf[at+k:], buf[at+1:end])
+	appendVarint(buf[at:at], uint64(l))
+	return end + k - 1
 }
 
-// refsLen is the length of packed label refs.
-func refsLen(refs []uint32) int {
-	n := 0
-	for _, r := range refs {
-		// A uint32's varint takes one byte per 7 bits, at least one.
-		n += (bits.Len32(r|1) + 6) / 7
-	}
-	return n
+// metadataField is a TimeSeries.metadata field as written: its tag,
+// length and body in the first n bytes of b.
+type metadataField struct {
+	b [16]byte
+	n uint8
 }
 
-func sampleLen(s *v2Series) int {
-	n := 0
-	if s.value != 0 {
-		n += 9
+// noMetadata is the metadata field of a series whose family is unknown:
+// empty, but present.
+var noMetadata = metadataField{b: [16]byte{tagV2Metadata, 0}, n: 2}
+
+// newMetadataField returns the metadata field of a family. Its body is at
+// most 14 bytes: the type (one byte) and two refs, each with its tag.
+func newMetadataField(typ writev2.Metadata_MetricType, help, unit uint32) metadataField {
+	b := make([]byte, 2, 16)
+	b[0] = tagV2Metadata
+	if typ != 0 {
+		b = appendVarint(append(b, tagV2Type), uint64(typ))
 	}
-	if s.timestamp != 0 {
-		n += 1 + varintLen(uint64(s.timestamp))
+	if help != 0 {
+		b = appendVarint(append(b, tagV2HelpRef), uint64(help))
 	}
-	return n
+	if unit != 0 {
+		b = appendVarint(append(b, tagV2UnitRef), uint64(unit))
+	}
+	b[1] = byte(len(b) - 2)
+	var f metadataField
+	f.n = uint8(copy(f.b[:], b))
+	return f
 }
 
-func metadataLen(m *writev2.Metadata) int {
-	n := 0
-	if m.Type != 0 {
-		n += 1 + varintLen(uint64(m.Type))
+// finish writes the symbols before the series, which buf holds from
+// e.head on, and returns buf (moved if it had to grow) and the request.
+func (e *V2Encoder) finish(buf []byte) (all, req []byte) {
+	size := 0
+	for _, s := range e.strs {
+		size += 1 + varintLen(uint64(s.n)) + int(s.n)
 	}
-	if m.HelpRef != 0 {
-		n += 1 + varintLen(uint64(m.HelpRef))
+	head := e.head
+	if size > head {
+		// Move the series on to make room, with some to spare next time.
+		head = size + size/4
+		n := len(buf) - e.head
+		if cap(buf) < head+n {
+			buf = append(make([]byte, 0, head+n), buf...)
+		}
+		buf = buf[:head+n]
+		copy(buf[head:], buf[e.head:e.head+n])
 	}
-	if m.UnitRef != 0 {
-		n += 1 + varintLen(uint64(m.UnitRef))
+	e.head = size + size/4
+	start := head - size
+	sym := buf[start:start]
+	for _, s := range e.strs {
+		sym = append(sym, tagV2Symbols)
+		sym = appendVarint(sym, uint64(s.n))
+		sym = append(sym, e.arena[s.off:s.off+s.n]...)
 	}
-	return n
-}
-
-func appendFixed64(dst []byte, v float64) []byte {
-	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+	return buf, buf[start:]
 }
