@@ -32,9 +32,9 @@ import (
 // after it would fall more than a step after the last one in full (or
 // when nothing follows it yet), so that t, which is before the frame after
 // F, is less than a step after that full frame: within the lookback when
-// the step is. A frame after a gap of more than a step, or behind the one
-// before it, goes in full too: series that ended in frames the size cap
-// deleted are known again.
+// the step is. So a frame after a gap of more than a step goes in full,
+// and series that ended in frames the size cap deleted are known again;
+// so does a frame behind the one before it.
 //
 // Frames newer than backfill_full_resolution_within go in full, and the
 // thinner keeps nothing for them: the first old frame after them goes in
@@ -84,13 +84,11 @@ func (t *thinner) old(fr *encode.Frame) bool {
 // full reports whether fr, an old frame, goes in full: next is the
 // timestamp of the frame after it, if hasNext.
 func (t *thinner) full(fr *encode.Frame, next int64, hasNext bool) bool {
-	if !t.valid || !hasNext {
-		return true
+	if !t.valid || !hasNext || fr.Timestamp <= t.prev || next < fr.Timestamp {
+		return true // timestamps out of order: nothing to thin against
 	}
-	if gap := fr.Timestamp - t.prev; gap <= 0 || gap > t.res {
-		return true
-	}
-	return next < fr.Timestamp || next-t.lastFull > t.res
+	// A frame after a gap of more than a step passes this too.
+	return next-t.lastFull > t.res
 }
 
 // sentFull says that the receiver has fr in full: it is what later frames

@@ -28,7 +28,7 @@ var thinScript = map[string]func(i int) (float64, bool){
 	"step":    func(i int) (float64, bool) { return float64(1 + i/12), true }, // changes at frame 12 and 24
 	"late":    func(i int) (float64, bool) { return 7, i >= 9 },               // starts at 9
 	"ends":    func(i int) (float64, bool) { return 3, i < 17 },               // marker at 17
-	"flap":    func(i int) (float64, bool) { return 1, i < 5 || i >= 8 },      // marker at 5, starts again at 8, same value
+	"flap":    func(i int) (float64, bool) { return 1, i < 5 || i >= 7 },      // marker at 5, starts again at 7, same value
 	"counter": func(i int) (float64, bool) { return float64(i / 3), true },    // a change every third frame
 	"bulk-0":  func(int) (float64, bool) { return 5, true },
 	"bulk-1":  func(int) (float64, bool) { return 5, true },
@@ -112,10 +112,18 @@ func instant(samples []gotSample, t, lookback int64) map[string]float64 {
 // old frames are left out and counted, frames newer than
 // backfill_full_resolution_within arrive in full, and an instant query at
 // any time over the backlog, with a lookback of the resolution, answers
-// what full resolution answers.
+// what full resolution answers. Both backfill orders.
 func TestThinnedBacklog(t *testing.T) {
+	for _, order := range []string{BackfillOldestFirst, BackfillNewestFirst} {
+		t.Run(order, func(t *testing.T) { testThinnedBacklog(t, order) })
+	}
+}
+
+func testThinnedBacklog(t *testing.T, order string) {
 	const frames = 30
-	const res, within = 5 * time.Second, 5 * time.Second
+	// A step that is not a whole number of intervals: a frame in full
+	// every 5 s would leave series 5 s without a sample.
+	const res, within = 4500 * time.Millisecond, 5 * time.Second
 	var down atomic.Bool
 	down.Store(true)
 	srv := newRecorder(t, func(int, *http.Request) int {
@@ -127,6 +135,7 @@ func TestThinnedBacklog(t *testing.T) {
 	cfg := DefaultConfig
 	cfg.URL, cfg.Name = srv.URL, testEndpoint
 	cfg.DiskBuffer.Directory = t.TempDir()
+	cfg.Backfill = order
 	cfg.BackfillResolution, cfg.BackfillFullResolutionWithin, cfg.BackfillLookbackDelta = res, within, res
 	cfg.QueueConfig.MinBackoff, cfg.QueueConfig.MaxBackoff = time.Millisecond, 10*time.Millisecond
 	cfg.QueueConfig.MaxRetryDuration = 20 * time.Millisecond
