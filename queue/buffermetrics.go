@@ -27,6 +27,7 @@ type bufferMetricVecs struct {
 	desired         *prometheus.GaugeVec
 	bytes, segments *prometheus.GaugeVec
 	corrupt, resent *prometheus.CounterVec
+	thinned         *prometheus.CounterVec
 }
 
 // newBufferMetrics creates the resharding and disk buffer metrics and
@@ -53,15 +54,17 @@ func newBufferMetrics(reg prometheus.Registerer) *bufferMetricVecs {
 			"Corrupt or truncated disk buffer segments, checkpoints and records met and skipped.", "endpoint"),
 		resent: counter("samples_resent_total",
 			"Samples sent again after a restart because the snapshots they belong to were in flight (handed to the shards, not all delivered) when the agent stopped.", "endpoint"),
+		thinned: counter("samples_thinned_total",
+			"Samples of a disk buffer backlog left out by backfill_resolution: their series had the value last sent.", "endpoint"),
 	}
-	reg.MustRegister(v.desired, v.bytes, v.segments, v.corrupt, v.resent)
+	reg.MustRegister(v.desired, v.bytes, v.segments, v.corrupt, v.resent, v.thinned)
 	return v
 }
 
 // bufferMetrics are one endpoint's resharding and disk buffer metrics.
 type bufferMetrics struct {
 	desired, bytes, segments prometheus.Gauge
-	corrupt, resent          prometheus.Counter
+	corrupt, resent, thinned prometheus.Counter
 }
 
 func (v *bufferMetricVecs) forEndpoint(name string) *bufferMetrics {
@@ -71,6 +74,7 @@ func (v *bufferMetricVecs) forEndpoint(name string) *bufferMetrics {
 		segments: v.segments.WithLabelValues(name),
 		corrupt:  v.corrupt.WithLabelValues(name),
 		resent:   v.resent.WithLabelValues(name),
+		thinned:  v.thinned.WithLabelValues(name),
 	}
 }
 

@@ -99,7 +99,24 @@ type Config struct {
 	// samples (VictoriaMetrics; Prometheus and Mimir with an out-of-order
 	// window). Not a Prometheus key.
 	Backfill string `yaml:"backfill,omitempty"`
+	// BackfillResolution thins a disk buffer's backlog as it is replayed
+	// (thin.go): frames older than BackfillFullResolutionWithin go at
+	// about one per step of it, plus every change of each series. 0, the
+	// default, replays in full. Not a Prometheus key.
+	BackfillResolution time.Duration `yaml:"backfill_resolution,omitempty"`
+	// BackfillFullResolutionWithin is the age under which a backlog's
+	// frames are replayed in full; 0 means BackfillResolution.
+	BackfillFullResolutionWithin time.Duration `yaml:"backfill_full_resolution_within,omitempty"`
+	// BackfillLookbackDelta is how far back the receiver's instant
+	// queries look for a sample (Prometheus' --query.lookback-delta,
+	// VictoriaMetrics' instant query step): BackfillResolution may not
+	// exceed it, or queries between the samples kept would miss series.
+	BackfillLookbackDelta time.Duration `yaml:"backfill_lookback_delta,omitempty"`
 }
+
+// DefaultBackfillLookbackDelta is the lookback of Prometheus' and
+// VictoriaMetrics' instant queries by default.
+const DefaultBackfillLookbackDelta = 5 * time.Minute
 
 // The values of backfill.
 const (
@@ -250,6 +267,8 @@ var DefaultConfig = Config{
 	Protocol:         ProtocolPrometheus,
 	MetadataConfig:   DefaultMetadataConfig,
 	Backfill:         BackfillOldestFirst,
+
+	BackfillLookbackDelta: DefaultBackfillLookbackDelta,
 }
 
 // UnmarshalYAML starts from the defaults, so that keys left out keep them.
@@ -374,6 +393,7 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, confkey.Errorf("backfill", "must be %q or %q, not %q", BackfillOldestFirst, BackfillNewestFirst, c.Backfill))
 	}
+	errs = append(errs, c.validateBackfill()...)
 	if m := c.MetadataConfig; m.Send {
 		if m.SendInterval <= 0 {
 			errs = append(errs, confkey.Errorf("metadata_config.send_interval", "must be positive, not %s", m.SendInterval))
@@ -389,6 +409,31 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// validateBackfill checks the backfill_* keys of thinning.
+func (c *Config) validateBackfill() []error {
+	var errs []error
+	if c.BackfillResolution < 0 {
+		errs = append(errs, confkey.Errorf("backfill_resolution", "must not be negative (0 means off), not %s", c.BackfillResolution))
+	}
+	if c.BackfillFullResolutionWithin < 0 {
+		errs = append(errs, confkey.Errorf("backfill_full_resolution_within", "must not be negative (0 means backfill_resolution), not %s", c.BackfillFullResolutionWithin))
+	}
+	if c.BackfillLookbackDelta <= 0 {
+		errs = append(errs, confkey.Errorf("backfill_lookback_delta", "must be positive, not %s", c.BackfillLookbackDelta))
+	}
+	if c.BackfillResolution <= 0 {
+		return errs
+	}
+	if !c.DiskBuffer.Enabled() {
+		errs = append(errs, confkey.Errorf("backfill_resolution", "thins the disk buffer's backlog: set disk_buffer.directory too"))
+	}
+	if c.BackfillLookbackDelta > 0 && c.BackfillResolution > c.BackfillLookbackDelta {
+		errs = append(errs, confkey.Errorf("backfill_resolution", "%s is more than backfill_lookback_delta %s: instant queries between the samples kept would miss series; raise backfill_lookback_delta only if the receiver's queries look back that far",
+			c.BackfillResolution, c.BackfillLookbackDelta))
+	}
+	return errs
 }
 
 // minBytesPerSend is the smallest max_bytes_per_send: less would drop

@@ -28,6 +28,8 @@
 // it to the shards, oldest first or (backfill: newest_first) the newest
 // ahead of the backlog; a frame is acknowledged once every shard has
 // settled its samples, so a restart sends again only the frames in flight.
+// With backfill_resolution the replayer thins an old backlog to a frame in
+// full per step plus every change of each series (thin.go).
 //
 // The HTTP client is prometheus/common's, built from http_config
 // (httpclient.go); sigv4, azuread and google_iam wrap it as Prometheus does

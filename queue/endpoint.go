@@ -194,6 +194,7 @@ func New(cfg Config, o Options) (*Endpoint, error) {
 	e.feed.newestFirst = cfg.Backfill == BackfillNewestFirst
 	if e.disk != nil {
 		e.feed.disk = e
+		e.feed.thin = newThinner(&cfg, m.buf.thinned)
 	}
 	e.gens = []*generation{e.newGeneration(cfg.QueueConfig.MinShards, o.After)}
 	e.cur = e.gens[len(e.gens)-1]

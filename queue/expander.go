@@ -47,9 +47,23 @@ const chunkSize = 4096
 // live again in fr, and then flushes it. It returns the number of samples
 // app queued.
 func (x *expander) push(ctx context.Context, app appender, fr *encode.Frame, carry []encode.Stale) int {
+	queued, _, _ := x.expand(ctx, app, fr, carry, nil)
+	return queued
+}
+
+// pushThinned is push for a frame of a backlog that th thins: it hands app
+// only the change points of each series and every staleness marker. It
+// returns the number of samples app queued, of those handed to it, and
+// of those left out.
+func (x *expander) pushThinned(ctx context.Context, app appender, fr *encode.Frame, th *thinner) (queued, offered, thinned int) {
+	return x.expand(ctx, app, fr, nil, th)
+}
+
+// expand is push, and with th pushThinned.
+func (x *expander) expand(ctx context.Context, app appender, fr *encode.Frame, carry []encode.Stale, th *thinner) (queued, offered, thinned int) {
 	ts := fr.Timestamp
-	queued := 0
 	add := func(it Item) {
+		offered++
 		x.items = append(x.items, it)
 		if len(x.items) >= chunkSize {
 			queued += x.flush(ctx, app)
@@ -59,6 +73,10 @@ func (x *expander) push(ctx context.Context, app appender, fr *encode.Frame, car
 		set := o.Set
 		for i := range set.Refs {
 			r := &set.Refs[i]
+			if th != nil && !th.changed(r.Hash, r.Value) {
+				thinned++
+				continue
+			}
 			at := ts
 			if set.Timestamps != nil {
 				at = set.Timestamps[i] // a kubelet sample's own time
@@ -73,11 +91,14 @@ func (x *expander) push(ctx context.Context, app appender, fr *encode.Frame, car
 		add(Item{Sample: encode.Sample{Labels: st.Labels, Value: encode.StaleNaN, Timestamp: ts}, Hash: st.Hash})
 	}
 	for _, st := range fr.Stale {
+		if th != nil {
+			th.ended(st.Hash)
+		}
 		add(Item{Sample: encode.Sample{Labels: st.Labels, Value: encode.StaleNaN, Timestamp: ts}, Hash: st.Hash})
 	}
 	queued += x.flush(ctx, app)
 	app.flush()
-	return queued
+	return queued, offered, thinned
 }
 
 // stillEnded returns the carried staleness markers whose series are neither

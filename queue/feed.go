@@ -88,6 +88,9 @@ type feed struct {
 	replayed chan struct{}
 	replay   expander
 	written  encode.Frame
+	// thin thins the backlog the replayer sends (backfill_resolution);
+	// nil sends it in full.
+	thin *thinner
 	// With backfill: newest_first and a disk buffer, live holds the newest
 	// frame written while there was a backlog (guarded by mu), for the
 	// replayer to send ahead of it; liveReady gets a token when it is set.
@@ -270,7 +273,9 @@ func (f *feed) pushLive() bool {
 // runReplay hands the endpoint the disk buffer's frames, oldest first, each
 // acknowledged there once delivered, until the writer has ended and every
 // frame is handed out, or until cancelled. A frame cut off by the stop
-// deadline stays in the buffer for the next start.
+// deadline stays in the buffer for the next start. With backfill_resolution
+// an old frame is held until the one after it is read, which tells whether
+// it goes in full (thin.go).
 func (f *feed) runReplay() {
 	defer close(f.replayed)
 	defer func() {
@@ -279,6 +284,8 @@ func (f *feed) runReplay() {
 		}
 	}()
 	writerDone := false
+	var held *encode.Frame
+	var heldInfo diskbuffer.Info
 	for f.ctx.Err() == nil {
 		if f.disk.inFlight() >= replayAhead {
 			select {
@@ -293,6 +300,14 @@ func (f *feed) runReplay() {
 		fr, info, err := f.disk.nextFrame()
 		switch {
 		case errors.Is(err, diskbuffer.ErrEmpty):
+			if held != nil {
+				// Nothing follows it yet: in full.
+				if !f.replayFrame(held, heldInfo, 0, false) {
+					return
+				}
+				held = nil
+				continue
+			}
 			if writerDone {
 				return
 			}
@@ -312,14 +327,59 @@ func (f *feed) runReplay() {
 			}
 			continue
 		}
-		if !f.disk.sentLive(fr) {
-			want := fr.Samples()
-			if got := f.replay.push(f.ctx, f.app, fr, nil); got < want && f.ctx.Err() != nil {
-				return // cut off: the frame stays in the buffer
+		if held != nil {
+			if !f.replayFrame(held, heldInfo, fr.Timestamp, true) {
+				return // held stays in the buffer, and fr after it
 			}
+			held = nil
 		}
-		f.disk.framePushed(fr, info)
+		if f.thin != nil && f.thin.old(fr) {
+			held, heldInfo = fr, info
+			continue
+		}
+		if !f.replayFrame(fr, info, 0, false) {
+			return
+		}
 	}
+}
+
+// replayFrame hands the endpoint fr, a frame of the disk buffer, unless it
+// was sent ahead of the backlog, and says so (framePushed). With
+// backfill_resolution and an old frame, next is the timestamp of the frame
+// after it, if hasNext. It reports false if the push was cut off by the
+// stop deadline: the frame stays in the buffer.
+func (f *feed) replayFrame(fr *encode.Frame, info diskbuffer.Info, next int64, hasNext bool) bool {
+	t := f.thin
+	switch {
+	case f.disk.sentLive(fr):
+		if t != nil && t.valid {
+			t.sentFull(fr) // the receiver has it in full
+		}
+	case t == nil || !t.old(fr):
+		if t != nil {
+			t.forget()
+		}
+		want := fr.Samples()
+		if got := f.replay.push(f.ctx, f.app, fr, nil); got < want && f.ctx.Err() != nil {
+			return false
+		}
+	case t.full(fr, next, hasNext):
+		want := fr.Samples()
+		if got := f.replay.push(f.ctx, f.app, fr, nil); got < want && f.ctx.Err() != nil {
+			t.forget()
+			return false
+		}
+		t.sentFull(fr)
+	default:
+		got, want, thinned := f.replay.pushThinned(f.ctx, f.app, fr, t)
+		if got < want && f.ctx.Err() != nil {
+			t.forget()
+			return false
+		}
+		t.thinnedFrame(fr, thinned)
+	}
+	f.disk.framePushed(fr, info)
+	return true
 }
 
 // stop takes no more frames and waits until those waiting are handed to the

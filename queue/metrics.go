@@ -133,6 +133,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.requests, m.queueLength, m.shards, m.sendDuration, m.fallbacks, m.notWritten,
 		m.deduplicated, m.metadataSent, m.protocol, m.vmProtocol, m.truncated,
 		m.buffer.desired, m.buffer.bytes, m.buffer.segments, m.buffer.corrupt, m.buffer.resent,
+		m.buffer.thinned,
 	}
 	return m
 }

@@ -18,9 +18,17 @@ import (
 // result into result. header is added to the request (a tenant, for
 // example). A zero at evaluates the query at the receiver's now.
 func apiQuery(ctx context.Context, base, q string, at time.Time, header http.Header, want string, result any) error {
+	return apiQueryParams(ctx, base, q, at, nil, header, want, result)
+}
+
+// apiQueryParams is apiQuery with more parameters of the query API.
+func apiQueryParams(ctx context.Context, base, q string, at time.Time, params url.Values, header http.Header, want string, result any) error {
 	u := base + "/api/v1/query?query=" + url.QueryEscape(q)
 	if !at.IsZero() {
 		u += "&time=" + strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)
+	}
+	if len(params) > 0 {
+		u += "&" + params.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -65,11 +73,17 @@ func queryVector(ctx context.Context, base, q string, header http.Header) ([]Sam
 
 // queryVectorAt is queryVector evaluated at time at.
 func queryVectorAt(ctx context.Context, base, q string, at time.Time, header http.Header) ([]Sample, error) {
+	return queryVectorParams(ctx, base, q, at, nil, header)
+}
+
+// queryVectorParams is queryVectorAt with more parameters of the query
+// API.
+func queryVectorParams(ctx context.Context, base, q string, at time.Time, params url.Values, header http.Header) ([]Sample, error) {
 	var result []struct {
 		Metric map[string]string `json:"metric"`
 		Value  [2]any            `json:"value"`
 	}
-	if err := apiQuery(ctx, base, q, at, header, "vector", &result); err != nil {
+	if err := apiQueryParams(ctx, base, q, at, params, header, "vector", &result); err != nil {
 		return nil, err
 	}
 	out := make([]Sample, 0, len(result))

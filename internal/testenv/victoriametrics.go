@@ -190,3 +190,11 @@ func (v *VictoriaMetrics) Query(ctx context.Context, q string) ([]Sample, error)
 	}
 	return queryVector(ctx, v.URL, q, nil)
 }
+
+// QueryLookback runs an instant query at time at whose lookback is
+// lookback: VictoriaMetrics' step parameter of an instant query (5m by
+// default), which plays the part of Prometheus' lookback delta. Call
+// ForceFlush first to see what was just written.
+func (v *VictoriaMetrics) QueryLookback(ctx context.Context, q string, at time.Time, lookback time.Duration) ([]Sample, error) {
+	return queryVectorParams(ctx, v.URL, q, at, url.Values{"step": {strconv.FormatInt(lookback.Milliseconds(), 10) + "ms"}}, nil)
+}
