@@ -10,7 +10,7 @@ TOOLS_BIN := .tools/bin
 # real parts (e2e) and the side-by-side benchmark.
 ARM64_PKGS = $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/bench$$')
 
-.PHONY: all build tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e soak demo docs clean
+.PHONY: all build tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e footprint soak demo docs clean
 
 all: build
 
@@ -68,6 +68,11 @@ bench: ## Micro-benchmarks of the hot paths.
 # make bench-e2e BENCH_FLAGS='-pods 500 -nodes 50 -interval 10s -window 1m -out ""'
 bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent; writes docs/performance.md.
 	$(GO) run ./bench -agent bin/kube-state-push $(BENCH_FLAGS)
+
+# make footprint FOOTPRINT_FLAGS='-pods 150 -nodes 3 -window 2m -profiles /tmp/footprint'
+footprint: build ## The fixed cost at edge size: peak and steady RSS (anonymous and file-backed), CPU, the runtime's memory, beside kube-state-metrics alone.
+	scripts/build-tools.sh kube ksm
+	$(GO) run ./bench footprint -agent bin/kube-state-push $(FOOTPRINT_FLAGS)
 
 # make soak SOAK_DURATION=2h SOAK_FLAGS='-interval 2s -pods 5000'
 SOAK_DURATION ?= 1h

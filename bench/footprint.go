@@ -200,7 +200,15 @@ type footprintResult struct {
 	maps         []mapping
 	// goroutines and heapInuse are from the process' own metrics.
 	goroutines, heapInuse float64
+	// runtime is the Go runtime's memory beside the heap in use, from its
+	// go_memstats_* metrics, in bytes, by name.
+	runtime map[string]float64
 }
+
+// runtimeMemory are the go_memstats_* gauges that, with the heap in use,
+// make up a Go program's anonymous memory.
+var runtimeMemory = []string{"go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes", "go_memstats_stack_inuse_bytes",
+	"go_memstats_mspan_sys_bytes", "go_memstats_gc_sys_bytes", "go_memstats_other_sys_bytes", "go_memstats_next_gc_bytes"}
 
 // runFootprint does the whole measurement and returns the report.
 func runFootprint(ctx context.Context, o footprintOptions) (string, error) {
@@ -419,11 +427,11 @@ func measureFootprint(ctx context.Context, title string, p *testenv.Process, sam
 		return res, err
 	}
 	defer resp.Body.Close()
-	m, err := metricSums(resp.Body, "go_goroutines", "go_memstats_heap_inuse_bytes")
+	m, err := metricSums(resp.Body, append([]string{"go_goroutines", "go_memstats_heap_inuse_bytes"}, runtimeMemory...)...)
 	if err != nil {
 		return res, err
 	}
-	res.goroutines, res.heapInuse = m["go_goroutines"], m["go_memstats_heap_inuse_bytes"]
+	res.goroutines, res.heapInuse, res.runtime = m["go_goroutines"], m["go_memstats_heap_inuse_bytes"], m
 	return res, nil
 }
 
@@ -443,6 +451,11 @@ func renderFootprint(o footprintOptions, rs []footprintResult) string {
 			float64(rs[0].peak)/float64(rs[1].peak), rs[0].cpuPerMinute/max(rs[1].cpuPerMinute, 1e-9))
 	}
 	for _, r := range rs {
+		var parts []string
+		for _, name := range runtimeMemory {
+			parts = append(parts, fmt.Sprintf("%s %s", strings.TrimSuffix(strings.TrimPrefix(name, "go_memstats_"), "_bytes"), mib(uint64(r.runtime[name]))))
+		}
+		fmt.Fprintf(&b, "\n%s, Go runtime memory: %s.\n", r.title, strings.Join(parts, ", "))
 		fmt.Fprintf(&b, "\n%s, resident by mapping:\n\n", r.title)
 		var mrows [][]string
 		for _, m := range r.maps[:min(6, len(r.maps))] {
