@@ -180,15 +180,22 @@ func AppendCompressed(dst, src []byte) []byte {
 	for len(src) > 0 {
 		chunk := src[:min(len(src), compressChunk)]
 		src = src[len(chunk):]
-		room := s2.MaxEncodedLen(len(chunk))
-		dst = slices.Grow(dst, room)
-		at := len(dst)
-		c := s2.EncodeSnappy(dst[at:at+room], chunk)
-		// c is the chunk's own header and its elements: keep the elements.
-		_, hdr := binary.Uvarint(c)
-		dst = dst[:at+copy(dst[at:at+room], c[hdr:])]
+		dst = appendElements(dst, chunk)
 	}
 	return dst
+}
+
+// appendElements appends the Snappy elements of src compressed alone, with
+// no header: the caller writes the decoded length of everything it appends
+// in front.
+func appendElements(dst, src []byte) []byte {
+	room := s2.MaxEncodedLen(len(src))
+	dst = slices.Grow(dst, room)
+	at := len(dst)
+	c := s2.EncodeSnappy(dst[at:at+room], src)
+	// c is src's own header and its elements: keep the elements.
+	_, hdr := binary.Uvarint(c)
+	return dst[:at+copy(dst[at:at+room], c[hdr:])]
 }
 
 // MaxCompressedLen is the most Compress writes for n bytes: with dst's

@@ -744,3 +744,30 @@ func tryAppend(f func() []byte) (b []byte, panicked bool) {
 	}()
 	return f(), false
 }
+
+// V1Encoder writes a batch of many chunks as one valid request, holding no
+// more than about a chunk of it uncompressed; RawLen is the whole
+// request's length; and a reused dst gives a body at the start of its
+// array, call after call.
+func TestV1EncoderChunks(t *testing.T) {
+	for _, n := range []int{0, 1, encodeGroup, 20_000} {
+		samples := podSamples(t, n)
+		want := AppendWriteRequest(nil, samples)
+		var e V1Encoder
+		body := e.Encode(nil, samples)
+		plain, err := snappy.Decode(nil, body)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, plain), "%d samples", n)
+		require.Equal(t, len(want), e.RawLen())
+		require.Less(t, cap(e.raw), 2*compressChunk, "about a chunk of scratch")
+		again := e.Encode(body, samples)
+		require.Equal(t, body, again)
+		if len(body) > 0 {
+			require.Same(t, &body[:1][0], &again[:1][0], "dst's array is reused from its start")
+		}
+	}
+	raw := AppendWriteRequest(nil, podSamples(t, 20_000))
+	var e V1Encoder
+	require.LessOrEqual(t, float64(len(e.Encode(nil, podSamples(t, 20_000)))), 1.02*float64(len(Compress(nil, raw))),
+		"chunks cost at most 2% in size")
+}
