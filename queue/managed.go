@@ -12,8 +12,9 @@ import (
 
 // The managed receivers' keys (sigv4, azuread, google_iam) are Prometheus'
 // own: the types below are Prometheus' (github.com/prometheus/sigv4 and
-// Prometheus' storage/remote/azuread and googleiam packages, as its
-// config.RemoteWriteConfig uses them), redeclared only so that YAML decodes
+// Prometheus' storage/remote/azuread package, as its
+// config.RemoteWriteConfig uses them; google_iam's has the keys of its
+// googleiam.Config), redeclared only so that YAML decodes
 // them plainly. Prometheus' types validate inside UnmarshalYAML, whose error
 // yaml.v3 can only report without a line or key; Config.Validate calls the
 // same Validate methods instead and names the key. The round trippers are
