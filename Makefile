@@ -10,7 +10,7 @@ TOOLS_BIN := .tools/bin
 # real parts (e2e) and the side-by-side benchmark.
 ARM64_PKGS = $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/bench$$')
 
-.PHONY: all build image tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e bench-bytes soak demo docs clean
+.PHONY: all build image tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e bench-bytes footprint soak demo docs clean
 
 all: build
 
@@ -87,6 +87,11 @@ bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics +
 # Not part of `make test`: about 10 minutes.
 bench-bytes: tools ## Bytes on the wire per protocol and receiver, checked against each receiver's count; rewrites its table in docs/performance.md.
 	KSP_WIRE_BYTES=$(CURDIR)/docs/performance.md $(GO) test -count=1 -run '^TestWireBytes$$' -timeout 40m -v ./agent
+
+# make footprint FOOTPRINT_FLAGS='-pods 150 -nodes 3 -window 2m -profiles /tmp/footprint'
+footprint: build ## The fixed cost at edge size: peak and steady RSS (anonymous and file-backed), CPU, the runtime's memory, beside kube-state-metrics alone.
+	scripts/build-tools.sh kube ksm
+	$(GO) run ./bench footprint -agent bin/kube-state-push $(FOOTPRINT_FLAGS)
 
 # make soak SOAK_DURATION=2h SOAK_FLAGS='-interval 2s -pods 5000'
 SOAK_DURATION ?= 1h

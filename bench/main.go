@@ -15,6 +15,7 @@
 //
 // Run it with `make bench-e2e` (BENCH_FLAGS passes flags); it is not part
 // of `make test`. `bench soak` (`make soak`) is the long run: see soak.go.
+// `bench footprint` measures the fixed cost at edge size: see footprint.go.
 package main
 
 import (
@@ -141,6 +142,12 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "soak" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := soakMain(ctx, os.Args[2:])
+		stop()
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "footprint" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := footprintMain(ctx, os.Args[2:])
 		stop()
 		os.Exit(code)
 	}

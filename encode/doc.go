@@ -23,7 +23,8 @@
 //	AppendWriteRequest ──► protobuf prompb.WriteRequest ──► Compress (snappy block)
 //
 // Both protocol versions sit behind [RequestEncoder]: [V1Encoder] is the path
-// above; [V2Encoder] walks the same label bytes into a per-request symbol
+// above, a chunk of the request at a time, so that it never holds a whole
+// request uncompressed; [V2Encoder] walks the same label bytes into a per-request symbol
 // table (io.prometheus.write.v2.Request, with metadata inline from a
 // [MetadataFunc]), finding the labels a set shares by their address rather
 // than their bytes, and reuses its tables and buffers, so it too allocates

@@ -1,5 +1,7 @@
 package encode
 
+import "encoding/binary"
+
 // Content types and protocol versions of the two Remote-Write versions, as
 // sent in the Content-Type and X-Prometheus-Remote-Write-Version headers.
 const (
@@ -42,21 +44,49 @@ var (
 // carries no metadata: 1.0 sends metadata in requests of its own. The zero
 // value is ready to use.
 type V1Encoder struct {
-	// raw is the uncompressed request, kept between calls for its capacity.
+	// raw is one chunk of the uncompressed request, kept between calls for
+	// its capacity.
 	raw []byte
+	// rawLen is the uncompressed length of the last request.
+	rawLen int
 }
 
-// Encode implements RequestEncoder.
+// encodeGroup is how many samples V1Encoder writes between checks of
+// whether its chunk of the request is full.
+const encodeGroup = 256
+
+// Encode implements RequestEncoder. The request is written and compressed
+// a chunk at a time (compressChunk), so the uncompressed request is never
+// held whole: the scratch space stays about a chunk long whatever the
+// batch. Its length, which the body starts with, is known only at the end:
+// the room of the longest length is kept in front and the body moved up to
+// what it took.
 func (e *V1Encoder) Encode(dst []byte, samples []Sample) []byte {
-	e.raw = AppendWriteRequest(e.raw[:0], samples)
-	return Compress(dst, e.raw)
+	const room = binary.MaxVarintLen32
+	dst = append(dst[:0], make([]byte, room)...)
+	e.rawLen = 0
+	for len(samples) > 0 {
+		e.raw = e.raw[:0]
+		for len(samples) > 0 && len(e.raw) < compressChunk {
+			n := min(len(samples), encodeGroup)
+			e.raw = AppendWriteRequest(e.raw, samples[:n])
+			samples = samples[n:]
+		}
+		e.rawLen += len(e.raw)
+		dst = appendElements(dst, e.raw)
+	}
+	var hdr [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(hdr[:], uint64(e.rawLen))
+	at := room - h
+	copy(dst[at:], hdr[:h])
+	return dst[:copy(dst, dst[at:])]
 }
 
 // ContentType implements RequestEncoder.
 func (*V1Encoder) ContentType() string { return ContentTypeV1 }
 
 // RawLen implements RequestEncoder.
-func (e *V1Encoder) RawLen() int { return len(e.raw) }
+func (e *V1Encoder) RawLen() int { return e.rawLen }
 
 // Version implements RequestEncoder.
 func (*V1Encoder) Version() string { return VersionV1 }

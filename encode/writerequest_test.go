@@ -262,6 +262,54 @@ func TestCompressIsSnappy(t *testing.T) {
 	}
 }
 
+// A source larger than dst can hold whole is compressed a chunk at a time:
+// dst grows to about the compressed length, not the source's, the result
+// decodes to the source, and later calls reuse dst's array.
+func TestCompressChunkedGrowsToCompressedLength(t *testing.T) {
+	raw := AppendWriteRequest(nil, podSamples(t, 20_000))
+	require.Greater(t, len(raw), 8*compressChunk)
+	got := Compress(nil, raw)
+	require.Less(t, cap(got), len(raw)/3, "dst grows to about the compressed length")
+	plain, err := snappy.Decode(nil, got)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(raw, plain))
+	whole := Compress(make([]byte, 0, MaxCompressedLen(len(raw))), raw)
+	require.LessOrEqual(t, float64(len(got)), 1.02*float64(len(whole)), "chunks cost at most 2% in size")
+
+	// s2 itself may allocate (its pools), so the test is that dst keeps
+	// its array, call after call.
+	again := got
+	for range 3 {
+		again = Compress(again, raw)
+		require.Same(t, &got[:1][0], &again[:1][0], "dst's array is reused")
+	}
+	plain, err = snappy.Decode(nil, again)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(raw, plain))
+}
+
+// AppendCompressed keeps what dst holds, in place when there is room and
+// chunk by chunk when there is not, and grows a small dst by about what a
+// small source needs.
+func TestAppendCompressed(t *testing.T) {
+	raw := AppendWriteRequest(nil, podSamples(t, 5_000))
+	require.Greater(t, len(raw), 2*compressChunk)
+	for _, src := range [][]byte{raw, raw[:100], nil} {
+		for _, capacity := range []int{0, 3, 3 + MaxCompressedLen(len(src))} {
+			dst := append(make([]byte, 0, capacity), "hdr"...)
+			got := AppendCompressed(dst, src)
+			require.Equal(t, "hdr", string(got[:3]))
+			if capacity > 3 {
+				require.Same(t, &dst[:1][0], &got[:1][0], "room enough: in dst's array")
+			}
+			plain, err := snappy.Decode(nil, got[3:])
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(src, plain), "%d bytes, capacity %d", len(src), capacity)
+			require.Less(t, cap(got), 3+MaxCompressedLen(len(src))+len(src)/2+64)
+		}
+	}
+}
+
 func TestLabelsHash(t *testing.T) {
 	hash := func(t *testing.T, ext []Label, kv ...string) uint64 {
 		t.Helper()
@@ -695,4 +743,31 @@ func tryAppend(f func() []byte) (b []byte, panicked bool) {
 		}
 	}()
 	return f(), false
+}
+
+// V1Encoder writes a batch of many chunks as one valid request, holding no
+// more than about a chunk of it uncompressed; RawLen is the whole
+// request's length; and a reused dst gives a body at the start of its
+// array, call after call.
+func TestV1EncoderChunks(t *testing.T) {
+	for _, n := range []int{0, 1, encodeGroup, 20_000} {
+		samples := podSamples(t, n)
+		want := AppendWriteRequest(nil, samples)
+		var e V1Encoder
+		body := e.Encode(nil, samples)
+		plain, err := snappy.Decode(nil, body)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, plain), "%d samples", n)
+		require.Equal(t, len(want), e.RawLen())
+		require.Less(t, cap(e.raw), 2*compressChunk, "about a chunk of scratch")
+		again := e.Encode(body, samples)
+		require.Equal(t, body, again)
+		if len(body) > 0 {
+			require.Same(t, &body[:1][0], &again[:1][0], "dst's array is reused from its start")
+		}
+	}
+	raw := AppendWriteRequest(nil, podSamples(t, 20_000))
+	var e V1Encoder
+	require.LessOrEqual(t, float64(len(e.Encode(nil, podSamples(t, 20_000)))), 1.02*float64(len(Compress(nil, raw))),
+		"chunks cost at most 2% in size")
 }

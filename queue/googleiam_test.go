@@ -245,3 +245,32 @@ func TestGoogleIAMDefaultCredentials(t *testing.T) {
 	require.Equal(t, 2.0, counter(t, m.samplesSent))
 	require.Equal(t, int64(1), tokens.issued.Load())
 }
+
+// The quota project comes from $GOOGLE_CLOUD_QUOTA_PROJECT, else from the
+// credentials, and is named in X-Goog-User-Project without changing the
+// caller's request.
+func TestGoogleIAMQuotaProject(t *testing.T) {
+	require.Equal(t, "from-creds", quotaProject([]byte(`{"type":"authorized_user","quota_project_id":"from-creds"}`)))
+	require.Empty(t, quotaProject(nil))
+	require.Empty(t, quotaProject([]byte(`not json`)))
+	t.Setenv("GOOGLE_CLOUD_QUOTA_PROJECT", "from-env")
+	require.Equal(t, "from-env", quotaProject([]byte(`{"quota_project_id":"from-creds"}`)))
+
+	var got string
+	rt := &quotaProjectRoundTripper{project: "billing", next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = r.Header.Get("X-Goog-User-Project")
+		return &http.Response{StatusCode: http.StatusNoContent, Body: http.NoBody, Request: r}, nil
+	})}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://receiver/write", http.NoBody)
+	require.NoError(t, err)
+	resp, err := rt.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, "billing", got)
+	require.Empty(t, req.Header.Get("X-Goog-User-Project"))
+}
+
+// roundTripFunc is a function as an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

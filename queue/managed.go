@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/prometheus/prometheus/storage/remote/azuread"
-	"github.com/prometheus/prometheus/storage/remote/googleiam"
 	"github.com/prometheus/sigv4"
 
 	"github.com/kube-state-push/kube-state-push/internal/confkey"
@@ -13,13 +12,15 @@ import (
 
 // The managed receivers' keys (sigv4, azuread, google_iam) are Prometheus'
 // own: the types below are Prometheus' (github.com/prometheus/sigv4 and
-// Prometheus' storage/remote/azuread and googleiam packages, as its
-// config.RemoteWriteConfig uses them), redeclared only so that YAML decodes
+// Prometheus' storage/remote/azuread package, as its
+// config.RemoteWriteConfig uses them; google_iam's has the keys of its
+// googleiam.Config), redeclared only so that YAML decodes
 // them plainly. Prometheus' types validate inside UnmarshalYAML, whose error
 // yaml.v3 can only report without a line or key; Config.Validate calls the
 // same Validate methods instead and names the key. The round trippers are
-// Prometheus' too, wrapped around the HTTP client in the order Prometheus'
-// storage/remote/client.go NewWriteClient uses.
+// Prometheus' too (but google_iam's: googleiam.go), wrapped around the HTTP
+// client in the order Prometheus' storage/remote/client.go NewWriteClient
+// uses.
 
 // SigV4Config signs every request with AWS Signature Version 4
 // (github.com/prometheus/sigv4.SigV4Config), as Amazon Managed Service for
@@ -35,10 +36,14 @@ type SigV4Config sigv4.SigV4Config
 type AzureADConfig azuread.AzureADConfig
 
 // GoogleIAMConfig gets a Google OAuth 2.0 access token for every request
-// (Prometheus' googleiam.Config), as Google Cloud Managed Service for
-// Prometheus requires: from the service account key in credentials_file,
-// or from Google's application default credentials when it is empty.
-type GoogleIAMConfig googleiam.Config
+// (the keys of Prometheus' googleiam.Config), as Google Cloud Managed
+// Service for Prometheus requires: from the service account key in
+// credentials_file, or from Google's application default credentials when
+// it is empty (googleiam.go).
+type GoogleIAMConfig struct {
+	// CredentialsFile is a service account key file.
+	CredentialsFile string `yaml:"credentials_file,omitempty"`
+}
 
 // validateAuth checks the managed receivers' keys and that at most one way
 // of authenticating is configured, with Prometheus' messages
@@ -107,7 +112,7 @@ func managedRoundTripper(cfg *Config, next http.RoundTripper) (http.RoundTripper
 		}
 	}
 	if cfg.GoogleIAMConfig != nil {
-		if next, err = googleiam.NewRoundTripper((*googleiam.Config)(cfg.GoogleIAMConfig), next); err != nil {
+		if next, err = newGoogleIAMRoundTripper(cfg.GoogleIAMConfig, next); err != nil {
 			return nil, fmt.Errorf("google_iam: %w", err)
 		}
 	}

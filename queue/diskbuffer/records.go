@@ -110,16 +110,13 @@ func (e *encoder) seal(more bool) error {
 	var hb [maxRecordHeader]byte
 	rh := appendHeader(hb[:0], h)
 	const room = maxFrameHeader + maxRecordHeader
-	need := room + encode.MaxCompressedLen(len(e.body))
-	if cap(e.out) < need {
-		// A little more than this body needs: the next is about as long.
-		e.out = make([]byte, need+need/8)
-	}
-	out := e.out[:need]
-	c := encode.Compress(out[room:room], e.body) // in out: cap is enough
+	// The compressed body follows the room for the headers; out grows to
+	// about the compressed length, not the body's (AppendCompressed).
+	out := encode.AppendCompressed(append(e.out[:0], make([]byte, room)...), e.body)
+	e.out = out
 	at := room - len(rh)
 	copy(out[at:], rh)
-	err := e.w.writeRecord(frameInPlace(out[:room+len(c)], at))
+	err := e.w.writeRecord(frameInPlace(out, at))
 	if cap(e.body) > keepBytes {
 		e.body = nil
 	}
