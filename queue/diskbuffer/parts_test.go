@@ -401,7 +401,9 @@ func TestKeyframeMemoryBounded(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	alloc := ms.TotalAlloc - before
 	t.Logf("a keyframe of %d series allocated %d kB", f.Samples(), alloc>>10)
-	require.Less(t, alloc, uint64(4<<20))
+	if !raceDetector { // the unit tests without -race (make test-arm64) check it
+		require.Less(t, alloc, uint64(4<<20))
+	}
 	require.LessOrEqual(t, cap(l.enc.body), keepBytes)
 	require.LessOrEqual(t, cap(l.enc.out), keepBytes)
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package diskbuffer
+
+const raceDetector = false
