@@ -352,8 +352,17 @@ func describeObjects(spec clusterSpec, objects map[string]int) string {
 	for _, k := range []string{"namespaces", "nodes", "deployments", "replicasets", "pods", "services", "configmaps", "secrets"} {
 		parts = append(parts, fmt.Sprintf("%s %s", count(int64(objects[k])), k))
 	}
-	return fmt.Sprintf("%s (%d containers per pod, one more in every fourth, an init container in every second; "+
-		"87%% running and ready, 3%% pending, 3%% CrashLoopBackOff, 2%% OOMKilled, 2%% completed, 2%% not ready, 1%% evicted)",
+	states := "87%% running and ready, 3%% pending, 3%% CrashLoopBackOff, 2%% OOMKilled, 2%% completed, 2%% not ready, 1%% evicted"
+	if spec.spreadStates {
+		running := 0
+		for i := range spec.pods {
+			if spec.stateOf(i) == stateRunning {
+				running++
+			}
+		}
+		states = fmt.Sprintf("%d of %d pods running and ready, the others in the states of every hundred pods, spread", running, spec.pods)
+	}
+	return fmt.Sprintf("%s (%d containers per pod, one more in every fourth, an init container in every second; "+states+")",
 		strings.Join(parts, ", "), spec.containers)
 }
 
