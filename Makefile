@@ -81,7 +81,7 @@ bench: ## Micro-benchmarks of the hot paths.
 
 # Not part of `make test`: about 25 minutes at the default scale. BENCH_FLAGS passes flags, e.g.
 # make bench-e2e BENCH_FLAGS='-pods 500 -nodes 50 -interval 10s -window 1m -out ""'
-bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent; writes docs/performance.md.
+bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent or vmagent; writes docs/performance.md.
 	$(GO) run ./bench -agent bin/kube-state-push $(BENCH_FLAGS)
 
 # Not part of `make test`: about 10 minutes.

@@ -16,8 +16,8 @@ import (
 )
 
 // podsPerDeployment is how many pods each synthetic deployment owns
-// (through its one replica set); each deployment also has a service, a
-// config map and a secret.
+// (through its one replica set) unless the spec says otherwise; each
+// deployment also has a service, config maps and a secret.
 const podsPerDeployment = 10
 
 // clusterSpec sizes the synthetic cluster.
@@ -32,11 +32,43 @@ type clusterSpec struct {
 	// namespaces is the number of namespaces the deployments are spread
 	// over.
 	namespaces int
+	// podsPerDeployment is the pods each deployment owns; 0 means
+	// podsPerDeployment.
+	podsPerDeployment int
+	// configMaps is the config maps each deployment has; 0 means one.
+	configMaps int
+	// spreadStates spreads the pod states over each hundred pods instead of
+	// giving the first 13 the states other than running: a cluster of a
+	// few dozen pods then has mostly running pods, as a real one does.
+	spreadStates bool
+}
+
+// edgeSpec is the edge profile, the size most edge clusters have: about
+// 100 objects (3 namespaces, 3 nodes, 6 deployments of 2 pods, each with
+// 10 config maps) and some 1,150 kube-state-metrics series.
+var edgeSpec = clusterSpec{pods: 12, nodes: 3, containers: 2, namespaces: 3, podsPerDeployment: 2, configMaps: 10, spreadStates: true}
+
+// perDeployment is the pods each deployment owns.
+func (s clusterSpec) perDeployment() int {
+	if s.podsPerDeployment > 0 {
+		return s.podsPerDeployment
+	}
+	return podsPerDeployment
 }
 
 // deployments is the number of deployments the spec makes.
 func (s clusterSpec) deployments() int {
-	return (s.pods + podsPerDeployment - 1) / podsPerDeployment
+	return (s.pods + s.perDeployment() - 1) / s.perDeployment()
+}
+
+// stateOf gives pod i its state. Spread, 37 walks each hundred in a
+// different order (it shares no factor with 100), so the proportions of
+// every full hundred stay those of podStateOf.
+func (s clusterSpec) stateOf(i int) podState {
+	if s.spreadStates {
+		return podStateOf(i/100*100 + i%100*37%100)
+	}
+	return podStateOf(i)
 }
 
 // podState is the state a synthetic pod is put in.
@@ -295,8 +327,8 @@ const templateHash = "7d9f8b6c5"
 func (l *loader) createDeployment(ctx context.Context, d int) error {
 	ns := namespaceName(d % l.spec.namespaces)
 	name := deploymentName(d)
-	first := d * podsPerDeployment
-	replicas := min(podsPerDeployment, l.spec.pods-first)
+	first := d * l.spec.perDeployment()
+	replicas := min(l.spec.perDeployment(), l.spec.pods-first)
 	labels := map[string]string{"app": name, "tier": []string{"web", "api", "worker"}[d%3]}
 	template := v1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -359,14 +391,19 @@ func (l *loader) createDeployment(ctx context.Context, d int) error {
 		return fmt.Errorf("creating service %s/%s: %w", ns, name, err)
 	}
 	l.count("services")
-	cm := &v1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-config", Namespace: ns, Labels: labels},
-		Data:       map[string]string{"app.yaml": "replicas: 10\nlog_level: info\n", "feature_flags": "a,b,c"},
+	for k := range max(l.spec.configMaps, 1) {
+		cm := &v1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-config", Namespace: ns, Labels: labels},
+			Data:       map[string]string{"app.yaml": "replicas: 10\nlog_level: info\n", "feature_flags": "a,b,c"},
+		}
+		if k > 0 {
+			cm.Name += fmt.Sprintf("-%d", k)
+		}
+		if _, err := core.ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating config map %s/%s: %w", ns, cm.Name, err)
+		}
+		l.count("configmaps")
 	}
-	if _, err := core.ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating config map %s/%s: %w", ns, cm.Name, err)
-	}
-	l.count("configmaps")
 	sec := &v1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-credentials", Namespace: ns, Labels: labels},
 		Type:       v1.SecretTypeOpaque,
@@ -412,7 +449,7 @@ func (l *loader) createPod(ctx context.Context, ns string, i int, labels map[str
 		return fmt.Errorf("writing the status of pod %s/%s: %w", ns, p.Name, err)
 	}
 	l.count("pods")
-	if podStateOf(i) == stateRunning {
+	if l.spec.stateOf(i) == stateRunning {
 		l.mu.Lock()
 		l.churnable = append(l.churnable, got)
 		l.mu.Unlock()
@@ -428,8 +465,8 @@ func podName(i int) string {
 // buildPod returns pod i, bound to a node, with requests and limits, and
 // the status its state calls for.
 func buildPod(ns string, i int, spec clusterSpec, labels map[string]string, ref metav1.OwnerReference, now metav1.Time) *v1.Pod {
-	d := i / podsPerDeployment
-	state := podStateOf(i)
+	d := i / spec.perDeployment()
+	state := spec.stateOf(i)
 	n := spec.containers
 	if i%4 == 3 {
 		n++

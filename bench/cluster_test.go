@@ -168,3 +168,38 @@ func TestChurn(t *testing.T) {
 	_, missing = r.lags(time.Time{}, time.Now())
 	require.Zero(t, missing)
 }
+
+// TestEdgeProfile checks the edge profile's objects: about 100, most pods
+// running (spread states), and config maps named apart.
+func TestEdgeProfile(t *testing.T) {
+	c := fake.NewClientset()
+	cl, err := loadCluster(t.Context(), c, edgeSpec, 4, t.Logf)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{
+		"namespaces": 3, "nodes": 3, "deployments": 6, "replicasets": 6,
+		"services": 6, "configmaps": 60, "secrets": 6, "pods": 12,
+	}, cl.objects)
+	// Spread, pods 0, 3 and 11 are pending, not ready and OOM-killed.
+	require.Len(t, cl.churnable, 9)
+	cms, err := c.CoreV1().ConfigMaps(namespaceName(0)).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, cms.Items, 20, "deployments 0 and 3, 10 config maps each")
+	rs, err := c.AppsV1().ReplicaSets(namespaceName(1)).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, r := range rs.Items {
+		require.Equal(t, int32(2), *r.Spec.Replicas)
+	}
+
+	// Spread or not, each full hundred has the same states.
+	counts := map[podState]int{}
+	spread := clusterSpec{spreadStates: true}
+	for i := range 1000 {
+		counts[spread.stateOf(i)]++
+	}
+	require.Equal(t, map[podState]int{
+		stateRunning: 870, statePending: 30, stateCrashLoop: 30, stateOOMKilled: 20,
+		stateCompleted: 20, stateNotReady: 20, stateEvicted: 10,
+	}, counts)
+	require.Equal(t, podStateOf(3), clusterSpec{}.stateOf(3), "not spread: as before")
+	require.Equal(t, stateNotReady, spread.stateOf(3), "3 × 37 mod 100 = 11")
+}

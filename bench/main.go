@@ -1,6 +1,6 @@
-// Command bench-e2e measures kube-state-push side by side with the pair it
-// replaces, kube-state-metrics scraped by Prometheus in agent mode, against
-// one real kube-apiserver loaded with a synthetic cluster.
+// Command bench-e2e measures kube-state-push side by side with the pairs it
+// replaces, kube-state-metrics scraped by Prometheus in agent mode or by
+// vmagent, against one real kube-apiserver loaded with a synthetic cluster.
 //
 // It starts etcd and kube-apiserver, creates the cluster (nodes, namespaces,
 // deployments with replica sets, services, config maps, secrets and pods in
@@ -10,8 +10,9 @@
 // on the same objects, interval and receiver: after its first complete
 // snapshot or scrape and one more interval, it measures CPU and RSS from
 // /proc, what arrives at the receiver, and the time from a pod change to
-// its sample at the receiver. It prints one markdown table with the ratios
-// and writes it below the marker in docs/performance.md.
+// its sample at the receiver. It prints markdown tables with the ratios
+// and writes them below the marker in docs/performance.md, in the section
+// of the cluster's size (edge or not).
 //
 // Run it with `make bench-e2e` (BENCH_FLAGS passes flags); it is not part
 // of `make test`. `bench soak` (`make soak`) is the long run: see soak.go.
@@ -25,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,8 +49,11 @@ type options struct {
 	receiver string
 	// out is the markdown file to write; empty: print only.
 	out string
-	// only is agent, ksm or both; first is the setup run first with both.
+	// only is the comma-separated keys of the setups to run, "all", or
+	// "both" (agent and ksm); first is agent, ksm or both.
 	only, first string
+	// profile is "" or edge (edgeSpec).
+	profile string
 	// agentBin is the kube-state-push binary.
 	agentBin string
 	// workers is the number of concurrent requests while loading.
@@ -72,8 +77,10 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.churn, "churn", 10, "pod status updates per second (each one a lag marker); 0 turns churn and lag off")
 	fs.StringVar(&o.receiver, "receiver", "null", "null (decode and count in this process) or victoriametrics (also forward to VictoriaMetrics)")
 	fs.StringVar(&o.out, "out", "docs/performance.md", "markdown file whose generated part is rewritten; empty: print only")
-	fs.StringVar(&o.only, "only", "both", "which setup to run: agent, ksm or both")
-	fs.StringVar(&o.first, "first", "agent", "with -only both, which setup runs first: agent, ksm, or both (agent, ksm, ksm, agent: each ratio measured in both orders)")
+	fs.StringVar(&o.only, "only", "all", "setups to run, comma-separated: "+strings.Join(sideKeys(), ", ")+"; all, or both (agent and ksm)")
+	fs.StringVar(&o.first, "first", "agent", "with several setups, which runs first: agent (then the others in order), ksm (the others, then agent), "+
+		"or both (agent, the others, the others backwards, agent: each ratio measured in both orders)")
+	fs.StringVar(&o.profile, "profile", "", "edge: about 100 objects (3 namespaces, 3 nodes, 16 pods) and 1 pod update a second, instead of -pods, -nodes, -namespaces and -churn")
 	fs.StringVar(&o.agentBin, "agent", "bin/kube-state-push", "the kube-state-push binary (make build)")
 	fs.IntVar(&o.workers, "load-workers", 32, "concurrent requests while loading the cluster")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working folder with every program's log")
@@ -81,15 +88,26 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	var errs []error
+	if o.profile == "edge" {
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "pods", "nodes", "namespaces", "containers", "churn":
+				errs = append(errs, fmt.Errorf("-%s: -profile edge sets it", f.Name))
+			}
+		})
+		o.spec, o.churn = edgeSpec, 1
+	} else if o.profile != "" {
+		errs = append(errs, fmt.Errorf("-profile: want edge or nothing, not %q", o.profile))
+	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	var errs []error
 	if o.receiver != "null" && o.receiver != "victoriametrics" {
 		errs = append(errs, fmt.Errorf("-receiver: want null or victoriametrics, not %q", o.receiver))
 	}
-	if o.only != "agent" && o.only != "ksm" && o.only != "both" {
-		errs = append(errs, fmt.Errorf("-only: want agent, ksm or both, not %q", o.only))
+	if _, err := selectSides(o.only); err != nil {
+		errs = append(errs, err)
 	}
 	if o.first != "agent" && o.first != "ksm" && o.first != "both" {
 		errs = append(errs, fmt.Errorf("-first: want agent, ksm or both, not %q", o.first))
@@ -117,23 +135,58 @@ func parseFlags(args []string) (options, error) {
 	return o, errors.Join(errs...)
 }
 
+// selectSides returns the setups -only names, in the order of sides.
+func selectSides(only string) ([]side, error) {
+	switch only {
+	case "all":
+		return sides, nil
+	case "both":
+		return sides[:2], nil
+	}
+	want := map[string]bool{}
+	for k := range strings.SplitSeq(only, ",") {
+		want[strings.TrimSpace(k)] = true
+	}
+	var out []side
+	for _, s := range sides {
+		if want[s.key] {
+			out = append(out, s)
+			delete(want, s.key)
+		}
+	}
+	if len(want) > 0 || len(out) == 0 {
+		return nil, fmt.Errorf("-only: want %s (comma-separated), all or both, not %q", strings.Join(sideKeys(), ", "), only)
+	}
+	return out, nil
+}
+
 // order returns the setups to run, in order.
 func (o options) order() []side {
-	switch o.only {
-	case "agent":
-		return sides[:1]
-	case "ksm":
-		return sides[1:]
+	sel, err := selectSides(o.only)
+	if err != nil || len(sel) < 2 {
+		return sel
 	}
 	switch o.first {
 	case "ksm":
-		return []side{sides[1], sides[0]}
+		return slices.Concat(sel[1:], sel[:1])
 	case "both":
 		// Ours first, then theirs first: a machine that gets busier (or
 		// quieter) during the run favours neither.
-		return []side{sides[0], sides[1], sides[1], sides[0]}
+		back := slices.Clone(sel)
+		slices.Reverse(back)
+		return slices.Concat(sel, back)
 	}
-	return sides
+	return sel
+}
+
+// orders splits the results of a run into its orders: one, or two with
+// -first both (the second half ran backwards).
+func (o options) orders(results []*sideResult) [][]*sideResult {
+	if o.first != "both" || len(results) < 4 {
+		return [][]*sideResult{results}
+	}
+	n := len(results) / 2
+	return [][]*sideResult{results[:n], results[n:]}
 }
 
 // main parses the flags and runs the benchmark: exit status 2 for bad
@@ -178,7 +231,7 @@ func run(ctx context.Context, o options) error {
 	if _, err := os.Stat(o.agentBin); err != nil {
 		return fmt.Errorf("the agent binary %s: %w (run make build)", o.agentBin, err)
 	}
-	need := []string{"etcd", "kube-apiserver", "kube-state-metrics", "prometheus"}
+	need := []string{"etcd", "kube-apiserver", "kube-state-metrics", "prometheus", "vmagent"}
 	if o.receiver == "victoriametrics" {
 		need = append(need, "victoria-metrics")
 	}
@@ -257,23 +310,14 @@ func run(ctx context.Context, o options) error {
 		}
 		logf("%s: CPU %.2f s in the window, peak RSS %s, %d samples per interval", s.title, res.cpuWindow, mib(res.peak), res.perInterval)
 		rep.results = append(rep.results, res)
-		switch {
-		case len(rep.results) == 4:
-			// -first both: the second pair, theirs first.
-			rep.agent2, rep.ksm2 = rep.results[3], rep.results[2]
-		case len(rep.results) > 2:
-		case s.key == "agent":
-			rep.agent = res
-		case s.key == "ksm":
-			rep.ksm = res
-		}
 	}
+	rep.setOrders(o.orders(rep.results))
 	rep.machine.loadEnd = loadAverage()
 
 	out := rep.render()
 	fmt.Println(out)
 	if o.out != "" {
-		if err := writeDoc(o.out, out); err != nil {
+		if err := writeDocSection(o.out, rep.heading(), out); err != nil {
 			return err
 		}
 		logf("wrote %s", o.out)

@@ -254,7 +254,7 @@ func diffCounters(b, a counters) counters {
 	return counters{
 		requests: b.requests - a.requests, samples: b.samples - a.samples, stale: b.stale - a.stale,
 		wireBytes: b.wireBytes - a.wireBytes, rawBytes: b.rawBytes - a.rawBytes, targetBytes: b.targetBytes - a.targetBytes,
-		rejected: b.rejected - a.rejected,
+		rejected: b.rejected - a.rejected, zstdRequests: b.zstdRequests - a.zstdRequests,
 	}
 }
 

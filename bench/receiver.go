@@ -12,6 +12,7 @@ import (
 
 	"github.com/gogo/protobuf/proto"
 	"github.com/golang/snappy"
+	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
 )
@@ -57,8 +58,11 @@ type counters struct {
 	samples int64
 	// stale is how many of those samples were staleness markers.
 	stale int64
-	// wireBytes is the sum of the request bodies as sent (snappy).
+	// wireBytes is the sum of the request bodies as sent (compressed).
 	wireBytes int64
+	// zstdRequests counts the requests in VictoriaMetrics' protocol:
+	// bodies compressed with zstd instead of snappy.
+	zstdRequests int64
 	// rawBytes is the sum of the decoded protobuf sizes.
 	rawBytes int64
 	// targetBytes is the part of rawBytes that the job and instance labels
@@ -71,10 +75,16 @@ type counters struct {
 
 // receiver is a Remote-Write 1.0 endpoint that decodes and counts every
 // request, times lag markers, and optionally forwards the request unchanged
-// to a real receiver (VictoriaMetrics) and answers with its status.
+// to a real receiver (VictoriaMetrics) and answers with its status. Like
+// VictoriaMetrics, it also accepts bodies compressed with zstd
+// (Content-Encoding: zstd), which is VictoriaMetrics' own protocol: the same
+// protobuf, and what vmagent sends to a receiver that accepts it.
 type receiver struct {
 	// forward is the write URL requests are passed on to; empty: answer 204.
 	forward string
+	// zstd decodes VictoriaMetrics' protocol; DecodeAll is safe for
+	// concurrent use.
+	zstd *zstd.Decoder
 	// client sends forwarded requests.
 	client *http.Client
 	// now is the clock (replaced in tests).
@@ -97,7 +107,9 @@ type receiver struct {
 
 // newReceiver returns a receiver; forward may be empty.
 func newReceiver(forward string) *receiver {
-	r := &receiver{forward: forward, client: &http.Client{Timeout: time.Minute}, now: time.Now}
+	// A nil reader only decodes whole bodies; it cannot fail.
+	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	r := &receiver{forward: forward, zstd: dec, client: &http.Client{Timeout: time.Minute}, now: time.Now}
 	r.reset()
 	return r
 }
@@ -155,10 +167,16 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	at := r.now()
-	raw, err := snappy.Decode(nil, body)
+	isZstd := req.Header.Get("Content-Encoding") == "zstd"
+	var raw []byte
+	if isZstd {
+		raw, err = r.zstd.DecodeAll(body, nil)
+	} else {
+		raw, err = snappy.Decode(nil, body)
+	}
 	if err != nil {
 		r.reject()
-		http.Error(w, "snappy: "+err.Error(), http.StatusBadRequest)
+		http.Error(w, "decompressing: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	var wr prompb.WriteRequest
@@ -180,7 +198,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	r.count(&wr, len(body), len(raw), at)
+	r.count(&wr, len(body), len(raw), isZstd, at)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -190,7 +208,7 @@ func (r *receiver) pass(in *http.Request, body []byte) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("forwarding to %s: %w", r.forward, err)
 	}
-	for _, h := range []string{"Content-Encoding", "Content-Type", "X-Prometheus-Remote-Write-Version", "User-Agent"} {
+	for _, h := range []string{"Content-Encoding", "Content-Type", "X-Prometheus-Remote-Write-Version", "X-VictoriaMetrics-Remote-Write-Version", "User-Agent"} {
 		if v := in.Header.Get(h); v != "" {
 			out.Header.Set(h, v)
 		}
@@ -212,10 +230,13 @@ func (r *receiver) reject() {
 }
 
 // count adds a decoded request to the totals and matches lag markers.
-func (r *receiver) count(wr *prompb.WriteRequest, wire, raw int, at time.Time) {
+func (r *receiver) count(wr *prompb.WriteRequest, wire, raw int, isZstd bool, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.total.requests++
+	if isZstd {
+		r.total.zstdRequests++
+	}
 	r.total.wireBytes += int64(wire)
 	r.total.rawBytes += int64(raw)
 	for i := range wr.Timeseries {

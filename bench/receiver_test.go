@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/golang/snappy"
+	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
@@ -194,4 +195,50 @@ func TestIntervalStats(t *testing.T) {
 	require.Equal(t, 3, n)
 	require.Equal(t, 3*time.Second, med)
 	require.Equal(t, 7*time.Second, mx)
+}
+
+// TestReceiverZstd checks VictoriaMetrics' protocol: a zstd body is
+// decoded, counted as sent (compressed) and as a zstd request, and passed
+// on with its headers.
+func TestReceiverZstd(t *testing.T) {
+	var gotHeader http.Header
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		gotHeader = req.Header.Clone()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer upstream.Close()
+	r := newReceiver(upstream.URL + "/api/v1/write")
+
+	raw, err := (&prompb.WriteRequest{Timeseries: []prompb.TimeSeries{
+		series("kube_pod_info", 1, 5000, "namespace", "ns", "pod", "a"),
+		series("kube_pod_info", 1, 5000, "namespace", "ns", "pod", "b"),
+	}}).Marshal()
+	require.NoError(t, err)
+	enc, err := zstd.NewWriter(nil)
+	require.NoError(t, err)
+	body := enc.EncodeAll(raw, nil)
+	require.NoError(t, enc.Close())
+
+	postZstd := func(b []byte) int {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/write", bytes.NewReader(b))
+		req.Header.Set("Content-Encoding", "zstd")
+		req.Header.Set("X-VictoriaMetrics-Remote-Write-Version", "1")
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	require.Equal(t, http.StatusNoContent, postZstd(body))
+	require.Equal(t, "zstd", gotHeader.Get("Content-Encoding"))
+	require.Equal(t, "1", gotHeader.Get("X-VictoriaMetrics-Remote-Write-Version"))
+	require.Equal(t, http.StatusNoContent, post(t, r, encode(t, series("up", 1, 5000))))
+
+	c := r.totals()
+	require.Equal(t, int64(2), c.requests)
+	require.Equal(t, int64(1), c.zstdRequests)
+	require.Equal(t, int64(3), c.samples)
+	require.Equal(t, int64(len(body)+len(encode(t, series("up", 1, 5000)))), c.wireBytes)
+
+	// A snappy body sent as zstd is refused, as a real receiver refuses it.
+	require.Equal(t, http.StatusBadRequest, postZstd(encode(t, series("up", 1, 5000))))
+	require.Equal(t, int64(1), r.totals().rejected)
 }

@@ -38,7 +38,9 @@ func sampleReport() *report {
 		machine:  machineInfo{cpus: 2, model: "Test CPU", memory: 4 << 30, kernel: "6.1", loadStart: "0.50", loadEnd: "1.50"},
 		versions: []nameValue{{"kube-state-push", "dev"}, {"harness", "go1.26.8"}},
 		receiver: "null", interval: 10 * time.Second, window: 100 * time.Second, churn: 10,
-		spec:     clusterSpec{pods: 100, nodes: 10, containers: 2, namespaces: 2},
+		// The spec puts the run in the 10k class; objects are what the
+		// report lists.
+		spec:     clusterSpec{pods: 10000, nodes: 1000, containers: 2, namespaces: 20},
 		objects:  map[string]int{"pods": 100, "nodes": 10},
 		loadTook: 12 * time.Second,
 		results:  []*sideResult{a, b}, agent: a, ksm: b,
@@ -151,7 +153,7 @@ func TestRenderBothOrders(t *testing.T) {
 	require.Contains(t, out, "| CPU seconds in the window | 4.0 s | 40.0 s | 0.10 |")
 	require.Contains(t, out, "| CPU seconds in the window | 5.0 s | 50.0 s | 0.10 |")
 	require.Contains(t, out, "Order: kube-state-push, then KSM + Prometheus agent, then KSM + Prometheus agent, then kube-state-push.")
-	o, err := parseFlags([]string{"-first", "both"})
+	o, err := parseFlags([]string{"-first", "both", "-only", "both"})
 	require.NoError(t, err)
 	var keys []string
 	for _, s := range o.order() {
@@ -226,11 +228,14 @@ func TestParseFlags(t *testing.T) {
 	require.Equal(t, clusterSpec{pods: 10000, nodes: 1000, containers: 2, namespaces: 20}, o.spec)
 	require.Equal(t, 30*time.Second, o.interval)
 	require.Equal(t, 5*time.Minute, o.window)
-	require.Equal(t, []string{"agent", "ksm"}, keys(o.order()))
+	require.Equal(t, []string{"agent", "ksm", "vmagent", "vmagent-vm"}, keys(o.order()), "every setup by default")
 
-	o, err = parseFlags([]string{"-first", "ksm", "-pods", "500", "-window", "1m", "-interval", "10s"})
+	o, err = parseFlags([]string{"-first", "ksm", "-only", "both", "-pods", "500", "-window", "1m", "-interval", "10s"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"ksm", "agent"}, keys(o.order()))
+	o, err = parseFlags([]string{"-first", "ksm"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"ksm", "vmagent", "vmagent-vm", "agent"}, keys(o.order()))
 	o, err = parseFlags([]string{"-only", "ksm"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"ksm"}, keys(o.order()))

@@ -10,7 +10,7 @@ import (
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
-// sideEnv is what both measured setups are given.
+// sideEnv is what every measured setup is given.
 type sideEnv struct {
 	// kubeconfig is the API server's admin kubeconfig.
 	kubeconfig string
@@ -23,9 +23,9 @@ type sideEnv struct {
 	diskBuffer bool
 }
 
-// side is one of the two setups measured.
+// side is one of the setups measured.
 type side struct {
-	// key is its name on the command line: agent or ksm.
+	// key is its name on the command line (-only).
 	key string
 	// title is its name in the report.
 	title string
@@ -35,10 +35,22 @@ type side struct {
 	start func(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error)
 }
 
-// sides are the setups, in their default order.
+// sides are the setups, in their default order. kube-state-push is
+// first: every other setup is compared with it.
 var sides = []side{
 	{key: "agent", title: "kube-state-push", start: startAgent},
 	{key: "ksm", title: "KSM + Prometheus agent", start: startPair},
+	{key: "vmagent", title: "KSM + vmagent", start: startVMAgentPair(false)},
+	{key: "vmagent-vm", title: "KSM + vmagent, VictoriaMetrics protocol", start: startVMAgentPair(true)},
+}
+
+// sideKeys are the keys of sides, in order.
+func sideKeys() []string {
+	out := make([]string, len(sides))
+	for i, s := range sides {
+		out[i] = s.key
+	}
+	return out
 }
 
 // agentConfig is kube-state-push's configuration for the benchmark: the
@@ -104,21 +116,17 @@ remote_write:
 `, env.interval, ksmTarget, env.writeURL)
 }
 
-// startPair starts kube-state-metrics with its default resources and,
-// without waiting for it, Prometheus in agent mode scraping it.
-func startPair(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
+// startKSM starts kube-state-metrics with its default resources and
+// returns it, the address of its page and its telemetry URL.
+func startKSM(dir string, env sideEnv) (*testenv.Process, scrapeTarget, string, error) {
 	ksmBin, err := testenv.Binary("kube-state-metrics")
 	if err != nil {
-		return nil, scrapeTarget{}, err
+		return nil, scrapeTarget{}, "", err
 	}
-	promBin, err := testenv.Binary("prometheus")
-	if err != nil {
-		return nil, scrapeTarget{}, err
-	}
-	var ports [3]int
+	var ports [2]int
 	for i := range ports {
 		if ports[i], err = testenv.FreePort(); err != nil {
-			return nil, scrapeTarget{}, err
+			return nil, scrapeTarget{}, "", err
 		}
 	}
 	ksmAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
@@ -127,6 +135,25 @@ func startPair(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error
 		"--host=127.0.0.1", "--port="+strconv.Itoa(ports[0]),
 		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(ports[1]),
 	)
+	if err != nil {
+		return nil, scrapeTarget{}, "", err
+	}
+	target := scrapeTarget{url: "http://" + ksmAddr + "/metrics", telemetry: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics"}
+	return ksm, target, ksmAddr, nil
+}
+
+// startPair starts kube-state-metrics with its default resources and,
+// without waiting for it, Prometheus in agent mode scraping it.
+func startPair(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
+	promBin, err := testenv.Binary("prometheus")
+	if err != nil {
+		return nil, scrapeTarget{}, err
+	}
+	port, err := testenv.FreePort()
+	if err != nil {
+		return nil, scrapeTarget{}, err
+	}
+	ksm, target, ksmAddr, err := startKSM(dir, env)
 	if err != nil {
 		return nil, scrapeTarget{}, err
 	}
@@ -139,13 +166,80 @@ func startPair(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error
 		"--agent",
 		"--config.file="+cfg,
 		"--storage.agent.path="+filepath.Join(dir, "prometheus-agent-wal"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(ports[2]),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
 		"--log.level=warn",
 	)
 	if err != nil {
 		ksm.Kill()
 		return nil, scrapeTarget{}, err
 	}
-	target := scrapeTarget{url: "http://" + ksmAddr + "/metrics", telemetry: "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics"}
 	return []*testenv.Process{ksm, prom}, target, nil
+}
+
+// vmagentMaxScrapeSize is vmagent's -promscrape.maxScrapeSize: its default
+// of 16 MiB is below kube-state-metrics' page at a few thousand pods.
+const vmagentMaxScrapeSize = "1GiB"
+
+// vmagentScrapeConfig is vmagent's scrape configuration: kube-state-metrics
+// at the interval, honouring its labels, as the Prometheus agent scrapes it.
+func vmagentScrapeConfig(env sideEnv, ksmTarget string) string {
+	return fmt.Sprintf(`global:
+  scrape_interval: %[1]s
+  scrape_timeout: %[1]s
+scrape_configs:
+  - job_name: kube-state-metrics
+    honor_labels: true
+    static_configs:
+      - targets: [%[2]q]
+`, env.interval, ksmTarget)
+}
+
+// vmagentArgs are vmagent's flags: the scrape configuration, its queue's
+// folder and the receiver, with default queue settings. With vmProto false
+// it speaks Remote-Write 1.0 (snappy); with vmProto true it is left to
+// negotiate, and keeps VictoriaMetrics' protocol (zstd) when the receiver
+// accepts it, as the bench's receiver and VictoriaMetrics do.
+func vmagentArgs(dir, cfg string, port int, env sideEnv, vmProto bool) []string {
+	args := []string{
+		"-promscrape.config=" + cfg,
+		"-promscrape.maxScrapeSize=" + vmagentMaxScrapeSize,
+		"-remoteWrite.url=" + env.writeURL,
+		"-remoteWrite.tmpDataPath=" + filepath.Join(dir, "vmagent-data"),
+		"-httpListenAddr=127.0.0.1:" + strconv.Itoa(port),
+		"-loggerLevel=WARN",
+	}
+	if !vmProto {
+		args = append(args, "-remoteWrite.forcePromProto")
+	}
+	return args
+}
+
+// startVMAgentPair returns a side's start: kube-state-metrics with its
+// default resources and, without waiting for it, vmagent scraping it.
+func startVMAgentPair(vmProto bool) func(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
+	return func(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
+		vmBin, err := testenv.Binary("vmagent")
+		if err != nil {
+			return nil, scrapeTarget{}, err
+		}
+		port, err := testenv.FreePort()
+		if err != nil {
+			return nil, scrapeTarget{}, err
+		}
+		ksm, target, ksmAddr, err := startKSM(dir, env)
+		if err != nil {
+			return nil, scrapeTarget{}, err
+		}
+		cfg := filepath.Join(dir, "vmagent.yml")
+		if err := os.WriteFile(cfg, []byte(vmagentScrapeConfig(env, ksmAddr)), 0o600); err != nil {
+			ksm.Kill()
+			return nil, scrapeTarget{}, fmt.Errorf("writing vmagent's config: %w", err)
+		}
+		vm, err := testenv.Start(dir, "vmagent", vmBin, vmagentArgs(dir, cfg, port, env, vmProto)...)
+		if err != nil {
+			ksm.Kill()
+			return nil, scrapeTarget{}, err
+		}
+		return []*testenv.Process{ksm, vm}, target, nil
+	}
 }

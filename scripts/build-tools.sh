@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
-# Prometheus, kube-state-metrics, VictoriaMetrics, Thanos, Mimir, helm, a
+# Prometheus, kube-state-metrics, VictoriaMetrics and vmagent, Thanos, Mimir, helm, a
 # hollow kubelet) and the linters (golangci-lint, govulncheck and its vulnerability
 # database) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
@@ -54,6 +54,9 @@ build_ksm1() {
 build_vm() {
 	local out=$1
 	go build -trimpath -ldflags "-s -w" -o "$out/victoria-metrics" github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
+	# vmagent, the third side of the benchmark: from the same module, so its
+	# version is VictoriaMetrics'.
+	go build -trimpath -ldflags "-s -w" -o "$out/vmagent" github.com/VictoriaMetrics/VictoriaMetrics/app/vmagent
 }
 
 build_thanos() {

@@ -1,10 +1,14 @@
-// Tools module for the receiver matrix: builds VictoriaMetrics single-node
+// Tools module for the receiver matrix and the benchmark: builds
+// VictoriaMetrics single-node and vmagent
 // from the Go module proxy (newer releases need Go 1.27).
 module github.com/kube-state-push/kube-state-push/tools/vm
 
 go 1.26.6
 
-tool github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
+tool (
+	github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
+	github.com/VictoriaMetrics/VictoriaMetrics/app/vmagent
+)
 
 require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
