@@ -17,7 +17,8 @@ all: build
 build: ## Build bin/kube-state-push.
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-state-push ./cmd/kube-state-push
 
-tools: ## Build etcd, kube-apiserver, Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, Mimir, helm (for the chart tests), a hollow kubelet (tools/kubelet, for the kubelet tests), golangci-lint and govulncheck from the Go module proxy (cached).
+tools: ## Install the Debian packages the tests need where missing (qemu-user-static, containerd, runc, the CNI plugins, iptables); build etcd, kube-apiserver, kubelet, kube-scheduler, kube-controller-manager (tools/node, for the real-node tests), Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, Mimir, helm (for the chart tests), a hollow kubelet (tools/kubelet, for the kubelet tests), golangci-lint and govulncheck from the Go module proxy (cached).
+	scripts/install-packages.sh
 	scripts/build-tools.sh
 
 lint-tools: ## Build only golangci-lint and govulncheck (tools/lint).
