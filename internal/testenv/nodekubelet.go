@@ -149,7 +149,7 @@ serializeImagePulls: false
 }
 
 // makeCgroupRoot creates the kubelet's cgroupRoot, a folder of the node's
-// own in every cgroup v1 hierarchy, so that everything the kubelet makes
+// own in every cgroup hierarchy, so that everything the kubelet makes
 // is under it and removeCgroups finds it (and two nodes never share
 // kubepods).
 func (n *Node) makeCgroupRoot() (string, error) {
@@ -180,7 +180,8 @@ func (n *Node) makeCgroupRoot() (string, error) {
 	return "/" + name, nil
 }
 
-// cgroupMounts lists the mount points of the cgroup v1 hierarchies.
+// cgroupMounts lists the mount points of the cgroup hierarchies: v1, and
+// the v2 one a hybrid host mounts too, where the kubelet also makes its own.
 func cgroupMounts() ([]string, error) {
 	f, err := os.Open("/proc/self/mounts")
 	if err != nil {
@@ -191,7 +192,7 @@ func cgroupMounts() ([]string, error) {
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		fields := strings.Fields(s.Text())
-		if len(fields) >= 3 && fields[2] == "cgroup" {
+		if len(fields) >= 3 && (fields[2] == "cgroup" || fields[2] == "cgroup2") {
 			out = append(out, fields[1])
 		}
 	}
