@@ -26,8 +26,10 @@ import (
 // /sys/fs/cgroup empty, which the kubelet cannot run without.
 type Namespace struct {
 	holder *Process
-	// netFD is the namespace's network namespace, for DialContext.
-	netFD *os.File
+	// netFile is the namespace's network namespace, open for DialContext,
+	// which uses its descriptor netFD.
+	netFile *os.File
+	netFD   int
 
 	// mu guards listeners.
 	mu        sync.Mutex
@@ -70,9 +72,10 @@ func NewNamespace(ctx context.Context, dir string) (*Namespace, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if ns.netFD, err = os.Open(ns.path("net")); err != nil {
+	if ns.netFile, err = os.Open(ns.path("net")); err != nil {
 		return nil, fmt.Errorf("opening the node's network namespace: %w", err)
 	}
+	ns.netFD = int(ns.netFile.Fd())
 	for _, c := range [][]string{
 		{"mount", "--make-rshared", "/"},
 		{"ip", "link", "set", "lo", "up"},
@@ -137,7 +140,7 @@ func (ns *Namespace) DialContext(ctx context.Context, network, addr string) (net
 			return
 		}
 		defer self.Close()
-		if err := unix.Setns(int(ns.netFD.Fd()), unix.CLONE_NEWNET); err != nil {
+		if err := unix.Setns(ns.netFD, unix.CLONE_NEWNET); err != nil {
 			runtime.UnlockOSThread()
 			ch <- result{err: fmt.Errorf("entering the node's network namespace: %w", err)}
 			return
@@ -209,8 +212,8 @@ func (ns *Namespace) Close() {
 	}
 	ns.listeners = nil
 	ns.mu.Unlock()
-	if ns.netFD != nil {
-		_ = ns.netFD.Close()
+	if ns.netFile != nil {
+		_ = ns.netFile.Close()
 	}
 	ns.holder.Kill()
 }
