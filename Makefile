@@ -10,12 +10,27 @@ TOOLS_BIN := .tools/bin
 # real parts (e2e) and the side-by-side benchmark.
 ARM64_PKGS = $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/bench$$')
 
-.PHONY: all build tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e soak demo docs clean
+.PHONY: all build image tools lint-tools test test-unit test-arm64 test-e2e fuzz-short vet fmt-check lint vulncheck tidy-check bench bench-e2e soak demo docs clean
 
 all: build
 
 build: ## Build bin/kube-state-push.
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/kube-state-push ./cmd/kube-state-push
+
+# make image IMAGE=registry.example.com/kube-state-push:v0.1.0. The default
+# name is the one the Helm chart renders, made fully qualified.
+IMAGE ?=
+IMAGE_PLATFORMS := linux/amd64 linux/arm64
+# The CA bundle installed in the image; empty: none.
+CA_CERTS ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
+image: ## Write bin/kube-state-push-image.tar: an OCI image layout (amd64 and arm64) for `ctr image import` or crane/skopeo, without Docker.
+	for p in $(IMAGE_PLATFORMS); do \
+	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	    -o bin/$${p%/*}-$${p#*/}/kube-state-push ./cmd/kube-state-push || exit 1; \
+	done
+	$(GO) run ./internal/ociimage/mkimage -o bin/kube-state-push-image.tar -image '$(IMAGE)' \
+	  -version '$(VERSION)' -ca-certificates '$(CA_CERTS)' \
+	  $(foreach p,$(IMAGE_PLATFORMS),-binary $(p)=bin/$(subst /,-,$(p))/kube-state-push)
 
 tools: ## Install the Debian packages the tests need where missing (qemu-user-static, containerd, runc, the CNI plugins, iptables); build etcd, kube-apiserver, kubelet, kube-scheduler, kube-controller-manager (tools/node, for the real-node tests), Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, Mimir, helm (for the chart tests), a hollow kubelet (tools/kubelet, for the kubelet tests), golangci-lint and govulncheck from the Go module proxy (cached).
 	scripts/install-packages.sh

@@ -11,12 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
@@ -33,38 +35,8 @@ func TestChartApply(t *testing.T) {
 	cp := testenv.SharedControlPlane(t)
 	cs, err := kubernetes.NewForConfig(cp.RESTConfig())
 	require.NoError(t, err)
-	dyn, err := dynamic.NewForConfig(cp.RESTConfig())
-	require.NoError(t, err)
-	disc, err := discovery.NewDiscoveryClientForConfig(cp.RESTConfig())
-	require.NoError(t, err)
-	groups, err := restmapper.GetAPIGroupResources(disc)
-	require.NoError(t, err)
-	mapper := restmapper.NewDiscoveryRESTMapper(groups)
-
-	// apply applies an object with server-side apply, strictly.
-	apply := func(obj map[string]any) error {
-		u := &unstructured.Unstructured{Object: obj}
-		gvk := u.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return err
-		}
-		data, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == "namespace" {
-			if u.GetNamespace() == "" {
-				return fmt.Errorf("%s %s names no namespace", gvk.Kind, u.GetName())
-			}
-			ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
-		}
-		_, err = ri.Patch(t.Context(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-			FieldManager: "kube-state-push-chart-test", Force: ptr.To(true), FieldValidation: "Strict",
-		})
-		return err
-	}
+	a := newApplier(t, cp.RESTConfig())
+	apply := a.apply
 
 	// The check has teeth: a field the API does not know fails.
 	bad := renderChart(t, "-f", filepath.Join(chartShapes, "base-values.yaml")).workload(t)
@@ -218,15 +190,9 @@ kubelet:
 				// configuration Secret's data.
 				var all []map[string]any
 				for _, obj := range objs {
-					u := &unstructured.Unstructured{Object: obj}
-					gvk := u.GroupVersionKind()
-					m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+					ri, err := a.resource(obj)
 					require.NoError(t, err)
-					var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-					if m.Scope.Name() == "namespace" {
-						ri = dyn.Resource(m.Resource).Namespace(u.GetNamespace())
-					}
-					got, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+					got, err := ri.Get(ctx, nested(obj, "metadata", "name").(string), metav1.GetOptions{})
 					require.NoError(t, err)
 					all = append(all, got.Object)
 				}
@@ -290,4 +256,59 @@ func allowed(t *testing.T, cs kubernetes.Interface, user, verb, group, resource,
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return sar.Status.Allowed
+}
+
+// applier applies objects to a real API server with server-side apply and
+// strict field validation, so that a field the API does not know, or a
+// value it refuses, fails.
+type applier struct {
+	t      *testing.T
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+}
+
+// newApplier maps kinds to resources from the API server's discovery as it
+// is now: make another after installing a CustomResourceDefinition.
+func newApplier(t *testing.T, cfg *rest.Config) *applier {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	require.NoError(t, err)
+	groups, err := restmapper.GetAPIGroupResources(disc)
+	require.NoError(t, err)
+	return &applier{t: t, dyn: dyn, mapper: restmapper.NewDiscoveryRESTMapper(groups)}
+}
+
+// resource is the client of obj's kind, in obj's namespace where it has one.
+func (a *applier) resource(obj map[string]any) (dynamic.ResourceInterface, error) {
+	u := &unstructured.Unstructured{Object: obj}
+	gvk := u.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return a.dyn.Resource(m.Resource), nil
+	}
+	if u.GetNamespace() == "" {
+		return nil, fmt.Errorf("%s %s names no namespace", gvk.Kind, u.GetName())
+	}
+	return a.dyn.Resource(m.Resource).Namespace(u.GetNamespace()), nil
+}
+
+// apply applies an object with server-side apply, strictly.
+func (a *applier) apply(obj map[string]any) error {
+	ri, err := a.resource(obj)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(a.t.Context(), nested(obj, "metadata", "name").(string), types.ApplyPatchType, data, metav1.PatchOptions{
+		FieldManager: "kube-state-push-chart-test", Force: ptr.To(true), FieldValidation: "Strict",
+	})
+	return err
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kube-state-push/kube-state-push/internal/ociimage"
 )
 
 // chartCredentials are values of the chart holding a credential of every
@@ -292,7 +294,7 @@ func TestChartExistingConfigSecret(t *testing.T) {
 }
 
 // The image is the chart's appVersion unless image.tag says otherwise;
-// never latest.
+// never latest. make image names its image as the chart renders it.
 func TestChartImageTag(t *testing.T) {
 	var chart struct {
 		AppVersion string `json:"appVersion"`
@@ -304,5 +306,9 @@ func TestChartImageTag(t *testing.T) {
 		return renderChart(t, append([]string{"--set", rw}, args...)...).workload(t).pod().Containers[0].Image
 	}
 	require.Equal(t, "kube-state-push:"+chart.AppVersion, image())
+	made, err := ociimage.ChartImage(chartDir)
+	require.NoError(t, err)
+	require.Equal(t, image(), made, "make image's default name")
+	require.Equal(t, "docker.io/library/kube-state-push:"+chart.AppVersion, ociimage.Normalize(made), "as the kubelet asks containerd for it")
 	require.Equal(t, "registry.example.com/kube-state-push:v9", image("--set", "image.tag=v9", "--set", "image.registry=registry.example.com"))
 }

@@ -85,3 +85,36 @@ itself.
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{/*
+kube-state-push.monitorEndpoint: one endpoint of the ServiceMonitor, for
+port: each key from block (prometheus.monitor.http or .metrics), else from
+monitor (prometheus.monitor itself); scheme https with webConfig.tls (tls).
+As in kube-state-metrics' chart, a false or empty key is left out.
+*/}}
+{{- define "kube-state-push.monitorEndpoint" -}}
+{{- $block := .block | default dict -}}
+{{- $s := dict -}}
+{{- range $k := list "interval" "scrapeTimeout" "proxyUrl" "enableHttp2" "honorLabels" "metricRelabelings" "relabelings" "scheme" "bearerTokenFile" "bearerTokenSecret" "tlsConfig" }}
+{{- $_ := set $s $k (get $block $k | default (get $.monitor $k)) }}
+{{- end }}
+{{- if and .tls (not $s.scheme) }}{{ $_ := set $s "scheme" "https" }}{{ end -}}
+- port: {{ .port }}
+  {{- range $k := list "interval" "scrapeTimeout" "proxyUrl" "scheme" "bearerTokenFile" }}
+  {{- with get $s $k }}
+  {{ $k }}: {{ . | quote }}
+  {{- end }}
+  {{- end }}
+  {{- if $s.enableHttp2 }}
+  enableHttp2: true
+  {{- end }}
+  {{- if $s.honorLabels }}
+  honorLabels: true
+  {{- end }}
+  {{- range $k := list "bearerTokenSecret" "tlsConfig" "relabelings" "metricRelabelings" }}
+  {{- with get $s $k }}
+  {{ $k }}:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- end }}
+{{- end -}}
