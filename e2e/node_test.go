@@ -118,9 +118,11 @@ func startRealNode() (n *testenv.Node, image string, err error) {
 	image = ociimage.Normalize(chartRef)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	start := time.Now()
 	if n, err = testenv.StartNode(ctx, dir, pause); err != nil {
 		return nil, "", err
 	}
+	fmt.Fprintf(os.Stderr, "e2e: the real node was Ready %s after StartNode\n", time.Since(start).Round(100*time.Millisecond))
 	tar, err := writeImage(image, agentBin, "/kube-state-push")
 	if err == nil {
 		err = n.ImportImage(ctx, tar)
