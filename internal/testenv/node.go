@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -79,30 +80,36 @@ var kubeletSysctls = []string{
 	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes",
 }
 
-// NodeSupported says why a node cannot start here, or "" when it can: it
-// needs root, util-linux, iproute2, iptables, containerd, runc, the CNI
-// plugins and the built kubelet, kube-scheduler and kube-controller-manager.
-func NodeSupported() string {
+// ErrNodeImpossible marks a reason no node can start on this machine at
+// all (not root, no cgroup v1), as opposed to something missing that
+// make tools installs or builds.
+var ErrNodeImpossible = errors.New("no real node on this machine")
+
+// NodeSupported says why a node cannot start here, or nil when it can: it
+// needs root, cgroup v1, util-linux, iproute2, iptables, containerd, runc,
+// the CNI plugins and the built kubelet, kube-scheduler and
+// kube-controller-manager.
+func NodeSupported() error {
 	if os.Geteuid() != 0 {
-		return "a real node needs root (namespaces, mounts, cgroups)"
+		return fmt.Errorf("%w: a real node needs root (namespaces, mounts, cgroups)", ErrNodeImpossible)
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
+		return fmt.Errorf("%w: no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory; the node's settings are for cgroup v1", ErrNodeImpossible)
 	}
 	for _, b := range []string{"unshare", "nsenter", "ip", "iptables", "containerd", "ctr", "runc"} {
 		if _, err := exec.LookPath(b); err != nil {
-			return b + " not found: scripts/install-packages.sh installs containerd, runc, iptables and the CNI plugins"
+			return errors.New(b + " not found: scripts/install-packages.sh installs containerd, runc, iptables and the CNI plugins")
 		}
 	}
 	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
-		return "/usr/lib/cni/bridge not found: scripts/install-packages.sh installs containernetworking-plugins"
+		return errors.New("/usr/lib/cni/bridge not found: scripts/install-packages.sh installs containernetworking-plugins")
 	}
 	for _, b := range []string{"etcd", "kube-apiserver", "kubelet", "kube-scheduler", "kube-controller-manager"} {
 		if _, err := Binary(b); err != nil {
-			return err.Error()
+			return err
 		}
 	}
-	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
-		return "no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory: the node's settings are for cgroup v1"
-	}
-	return ""
+	return nil
 }
 
 // StartNode starts a one-node cluster in dir and waits until the node is
