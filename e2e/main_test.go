@@ -60,6 +60,8 @@ func run(m *testing.M) int {
 	}
 	defer env.prom.Stop()
 	code := m.Run()
+	// Before its folder goes: the node's processes write there.
+	stopRealNode()
 	if code == 0 {
 		_ = os.RemoveAll(dir)
 	} else {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real programs the end-to-end tests run (kube-apiserver, etcd,
-# Prometheus, kube-state-metrics, VictoriaMetrics and vmagent, Thanos, Mimir, helm, a
+# kubelet, kube-scheduler, kube-controller-manager, Prometheus,
+# kube-state-metrics, VictoriaMetrics and vmagent, Thanos, Mimir, helm, a
 # hollow kubelet) and the linters (golangci-lint, govulncheck and its vulnerability
 # database) from the Go module proxy, through the tools modules under
 # tools/. Each module's binaries are cached in a folder keyed by the hash of
@@ -8,7 +9,7 @@
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|kubelet|prometheus|ksm|ksm1|vm|thanos|mimir|helm|lint ...]   (default: all)
+#   scripts/build-tools.sh [kube|node|kubelet|prometheus|ksm|ksm1|vm|thanos|mimir|helm|lint ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -31,6 +32,18 @@ build_kube() {
 	ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
 	go build -trimpath -ldflags "$ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 	go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3
+}
+
+build_node() {
+	local out=$1 ldflags c
+	# kubelet, kube-scheduler and kube-controller-manager for the real-node
+	# tests (internal/testenv's Node), stamped like kube-apiserver. Static:
+	# without cgo the kubelet still runs containers through containerd.
+	ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${k8s_version}"
+	ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
+	for c in kubelet kube-scheduler kube-controller-manager; do
+		CGO_ENABLED=0 nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$out/$c" "k8s.io/kubernetes/cmd/$c"
+	done
 }
 
 build_prometheus() {
@@ -106,7 +119,7 @@ build_lint() {
 }
 
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube kubelet prometheus ksm ksm1 vm thanos mimir helm lint)
+[ ${#modules[@]} -gt 0 ] || modules=(kube node kubelet prometheus ksm ksm1 vm thanos mimir helm lint)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"

@@ -36,6 +36,8 @@ type ControlPlane struct {
 	// apiBin and apiArgs start kube-apiserver again (restart.go).
 	apiBin  string
 	apiArgs []string
+	// ns is the namespace the control plane runs in; nil: the test's own.
+	ns *Namespace
 }
 
 // StartControlPlane starts etcd and kube-apiserver in dir and waits until

@@ -22,6 +22,8 @@ type Prometheus struct {
 	dir  string
 	bin  string
 	args []string
+	// ns is the namespace Prometheus runs in; nil: the test's own.
+	ns *Namespace
 }
 
 // StartPrometheus starts Prometheus in dir and waits until it is ready.
@@ -62,7 +64,11 @@ func StartPrometheusWithConfig(ctx context.Context, dir, config string, flags ..
 
 // start runs the process and waits until it is ready.
 func (p *Prometheus) start(ctx context.Context) error {
-	proc, err := Start(p.dir, "prometheus", p.bin, p.args...)
+	start := Start
+	if p.ns != nil {
+		start = p.ns.Start
+	}
+	proc, err := start(p.dir, "prometheus", p.bin, p.args...)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,11 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 // startAPIServer runs kube-apiserver with args, logging to name.log in the
 // control plane's folder, and waits until url/readyz answers the admin.
 func (cp *ControlPlane) startAPIServer(ctx context.Context, name, url string, args []string) (*Process, error) {
-	p, err := Start(cp.Dir, name, cp.apiBin, args...)
+	start := Start
+	if cp.ns != nil {
+		start = cp.ns.Start
+	}
+	p, err := start(cp.Dir, name, cp.apiBin, args...)
 	if err != nil {
 		return nil, err
 	}
