@@ -32,7 +32,7 @@ image: ## Write bin/kube-state-push-image.tar: an OCI image layout (amd64 and ar
 	  -version '$(VERSION)' -ca-certificates '$(CA_CERTS)' \
 	  $(foreach p,$(IMAGE_PLATFORMS),-binary $(p)=bin/$(subst /,-,$(p))/kube-state-push)
 
-tools: ## Install the Debian packages the tests need where missing (qemu-user-static, containerd, runc, the CNI plugins, iptables); build etcd, kube-apiserver, kubelet, kube-scheduler, kube-controller-manager (tools/node, for the real-node tests), Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, Mimir, helm (for the chart tests), a hollow kubelet (tools/kubelet, for the kubelet tests), golangci-lint and govulncheck from the Go module proxy (cached).
+tools: ## Install the Debian packages the tests need where missing (qemu-user-static, containerd, runc, the CNI plugins, iptables); build etcd, kube-apiserver, kubelet, kube-scheduler, kube-controller-manager (for the real-node tests), Prometheus, kube-state-metrics (v2.20, and v1.9.8 for the v1 names), VictoriaMetrics, Thanos, Mimir, helm (for the chart tests), a hollow kubelet (tools/kubelet, for the kubelet tests), golangci-lint and govulncheck from the Go module proxy (cached).
 	scripts/install-packages.sh
 	scripts/build-tools.sh
 

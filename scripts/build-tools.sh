@@ -9,7 +9,7 @@
 # .tools/bin to the cached folder. Safe to run again: nothing is rebuilt when
 # the key has not changed.
 #
-#   scripts/build-tools.sh [kube|node|kubelet|prometheus|ksm|ksm1|vm|thanos|mimir|helm|lint ...]   (default: all)
+#   scripts/build-tools.sh [kube|kubelet|prometheus|ksm|ksm1|vm|thanos|mimir|helm|lint ...]   (default: all)
 #
 # KSP_TOOLS_CACHE overrides the cache root (default ~/.cache/kube-state-push/tools).
 set -euo pipefail
@@ -28,22 +28,17 @@ key() { # key MODULE_DIR -> hash of what decides the build
 
 build_kube() {
 	local out=$1 ldflags
+	# kube-apiserver and etcd, and kubelet, kube-scheduler and
+	# kube-controller-manager for the real-node tests (internal/testenv's
+	# Node), in one static build so that the five share their compiled
+	# packages. Without cgo the kubelet still runs containers through
+	# containerd.
 	ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${k8s_version}"
 	ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
-	go build -trimpath -ldflags "$ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-	go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3
-}
-
-build_node() {
-	local out=$1 ldflags c
-	# kubelet, kube-scheduler and kube-controller-manager for the real-node
-	# tests (internal/testenv's Node), stamped like kube-apiserver. Static:
-	# without cgo the kubelet still runs containers through containerd.
-	ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${k8s_version}"
-	ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
-	for c in kubelet kube-scheduler kube-controller-manager; do
-		CGO_ENABLED=0 nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$out/$c" "k8s.io/kubernetes/cmd/$c"
-	done
+	CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/" \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubelet \
+		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-controller-manager
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3
 }
 
 build_prometheus() {
@@ -119,7 +114,7 @@ build_lint() {
 }
 
 modules=("$@")
-[ ${#modules[@]} -gt 0 ] || modules=(kube node kubelet prometheus ksm ksm1 vm thanos mimir helm lint)
+[ ${#modules[@]} -gt 0 ] || modules=(kube kubelet prometheus ksm ksm1 vm thanos mimir helm lint)
 
 for m in "${modules[@]}"; do
 	dir="$root/tools/$m"
