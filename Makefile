@@ -40,7 +40,7 @@ lint-tools: ## Build only golangci-lint and govulncheck (tools/lint).
 	scripts/build-tools.sh lint
 
 test: tools vet fmt-check lint vulncheck fuzz-short ## Every test: lint, vulncheck, unit and end-to-end against the real parts with -race, and the unit tests on arm64.
-	$(GO) test -race -count=1 -parallel 4 -timeout 30m $(PKGS)
+	$(GO) test -race -count=1 -parallel 4 -timeout 45m $(PKGS)
 	$(MAKE) test-arm64
 
 test-unit: ## Unit tests only (no real parts needed).
@@ -52,7 +52,7 @@ test-arm64: ## Unit tests built for arm64, run under qemu-aarch64-static (instal
 	GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static $(ARM64_PKGS)
 
 test-e2e: tools ## End-to-end tests only.
-	$(GO) test -race -count=1 -parallel 4 -timeout 30m -v ./e2e
+	$(GO) test -race -count=1 -parallel 4 -timeout 45m -v ./e2e
 
 fuzz-short: ## Each fuzz target for 10s: the config loader, the disk buffer's frame reader, every resource's renderer and the Remote-Write 1.0 encoder.
 	GO=$(GO) scripts/fuzz-short.sh ./config FuzzLoad ./queue/diskbuffer FuzzFrameReader ./watch FuzzRenderers ./encode FuzzAppendWriteRequest
