@@ -90,6 +90,15 @@ leaderElection:
 		return nil
 	})
 	took := time.Since(deleted)
+	// The leader releases the Lease as it stops, so the Pod the
+	// ReplicaSet starts in its place may win it before the standby's next
+	// retry: either is a takeover.
+	newLeader := "the replacement Pod"
+	for _, p := range pods {
+		if p.Name == next {
+			newLeader = "the standby"
+		}
+	}
 	// The deleted leader pushes a last snapshot as it stops: a sample
 	// newer than a few seconds after the deletion is the new leader's.
 	after := float64(deleted.Add(5*time.Second).UnixMilli()) / 1000
@@ -123,8 +132,8 @@ leaderElection:
 	refused, err := receiverRefused(t.Context(), prom)
 	require.NoError(t, err)
 	require.Zero(t, refused, "remote-write requests the receiver refused (duplicate or out-of-order samples)")
-	t.Logf("leader %s deleted: %s held the Lease after %s and pushed after %s (bound %s); at the receiver %d samples of kube_node_info, longest gap %s, %d closer than half an interval, 0 writes refused; test took %s",
-		leader, next, took.Round(100*time.Millisecond), pushed.Round(100*time.Millisecond), within,
+	t.Logf("leader %s deleted: %s (%s) held the Lease after %s and pushed after %s (bound %s); at the receiver %d samples of kube_node_info, longest gap %s, %d closer than half an interval, 0 writes refused; test took %s",
+		leader, next, newLeader, took.Round(100*time.Millisecond), pushed.Round(100*time.Millisecond), within,
 		len(ts), longest, near, time.Since(started).Round(100*time.Millisecond))
 }
 
