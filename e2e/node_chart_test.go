@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
@@ -248,8 +250,9 @@ kubelet:
 }
 
 // TestNodeHelmUpgrade changes the chart's remoteWrite with helm upgrade:
-// the configuration Secret's checksum rolls the Pod, and the new receiver
-// gets the series from the new Pod.
+// the configuration Secret's checksum rolls the Pod, the new receiver gets
+// the series from the new Pod, and the old receiver the old Pod's final
+// snapshot, taken as it stops.
 func TestNodeHelmUpgrade(t *testing.T) {
 	n := sharedNode(t)
 	started := time.Now()
@@ -283,5 +286,28 @@ func TestNodeHelmUpgrade(t *testing.T) {
 	})
 	t.Logf("helm upgrade: Pod %s replaced by %s, Ready after %s", old, rolled, time.Since(upgraded).Round(100*time.Millisecond))
 	queryLog(t, second, within, phase(rolled), nonEmpty(nil))
+
+	// The old Pod, stopped once the new one is Ready (a rolling update:
+	// the buffer is an emptyDir, which goes with the Pod), takes a final
+	// snapshot and delivers what it holds to its receiver, the old one,
+	// before it exits, as docs/delivery.md says of a stop.
+	p, err := c.CoreV1().Pods(ns).Get(t.Context(), rolled, metav1.GetOptions{})
+	require.NoError(t, err)
+	var newReady time.Time
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			newReady = cond.LastTransitionTime.Time
+		}
+	}
+	require.False(t, newReady.IsZero(), "the new Pod's Ready condition")
+	final := queryLog(t, first, 10*time.Second, fmt.Sprintf(`timestamp(kube_node_info{cluster=%q,node=%q})`, cluster, testenv.NodeName),
+		nonEmpty(func(s testenv.Sample) error {
+			if s.Value < float64(newReady.Unix()) {
+				return fmt.Errorf("the old receiver's newest sample at %.3f, before the new Pod was Ready at %d", s.Value, newReady.Unix())
+			}
+			return nil
+		}))
+	t.Logf("the old Pod's final snapshot at %s reached the old receiver (new Pod Ready at %s)",
+		time.UnixMilli(int64(final[0].Value*1000)).UTC().Format(time.StampMilli), newReady.UTC().Format(time.Stamp))
 	t.Logf("test took %s", time.Since(started).Round(100*time.Millisecond))
 }

@@ -20,18 +20,24 @@ import (
 // pushing to one receiver under two cluster labels: once with one replica,
 // once as a StatefulSet of two with autosharding. Together the two shards
 // deliver exactly the series the one replica delivers (the releases' own
-// objects left out, as their names differ).
+// objects left out, as their names differ), none from both shards, and
+// the receiver refuses nothing.
 func TestNodeShardedLikeOne(t *testing.T) {
 	n := sharedNode(t)
 	started := time.Now()
 	c, err := n.Client()
 	require.NoError(t, err)
 	prom, url := nodeReceiver(t, n, "")
-	values := func(cluster string) string {
-		return fmt.Sprintf("remoteWrite:\n  - url: %s/api/v1/write\nexternalLabels:\n  cluster: %s\n", url, cluster)
+	// A short interval keeps the second look below short.
+	const interval = 10 * time.Second
+	values := func(labels string) string {
+		return fmt.Sprintf("remoteWrite:\n  - url: %s/api/v1/write\nexternalLabels:\n%sextraConfig:\n  snapshot_interval: %s\n", url, labels, interval)
 	}
-	installChart(t, n, "ksp-one", "ksp-one", values("one"))
-	installChart(t, n, "ksp-two", "ksp-two", values("two")+"replicas: 2\nautosharding:\n  enabled: true\n")
+	installChart(t, n, "ksp-one", "ksp-one", values("  cluster: one\n"))
+	// agent_pod tells the shards' pushes apart. Without a label of
+	// their own the shards' self-metrics are the same series, which the
+	// receiver refuses from one of them as out of order.
+	installChart(t, n, "ksp-two", "ksp-two", values("  cluster: two\n  agent_pod: ${POD_NAME}\n")+"replicas: 2\nautosharding:\n  enabled: true\n")
 	eventually(t, 2*time.Minute, "both shards Ready", func() error {
 		list, err := c.CoreV1().Pods("ksp-two").List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=ksp-two"})
 		if err != nil {
@@ -50,6 +56,7 @@ func TestNodeShardedLikeOne(t *testing.T) {
 		}
 		return nil
 	})
+	bothReady := time.Now()
 
 	// Series of the releases' own objects carry their names; the agent's
 	// self-metrics are per replica.
@@ -61,41 +68,59 @@ func TestNodeShardedLikeOne(t *testing.T) {
 		}
 		return false
 	}
-	labelSets := func(cluster string) ([]string, error) {
+	// labelSets returns the label sets of cluster's state series, without
+	// cluster and agent_pod, and how many each agent_pod pushed.
+	labelSets := func(cluster string) ([]string, map[string]int, error) {
 		res, err := prom.Query(t.Context(), fmt.Sprintf(`{cluster=%q,__name__=~"kube_.+",__name__!~"kube_state_push_.+"}`, cluster))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var out []string
+		by := map[string]int{}
 		for _, s := range res {
-			if own(s.Metric) {
+			m := maps.Clone(s.Metric)
+			pod := m["agent_pod"]
+			delete(m, "cluster")
+			delete(m, "agent_pod")
+			if own(m) {
 				continue
 			}
-			m := maps.Clone(s.Metric)
-			delete(m, "cluster")
+			by[pod]++
 			out = append(out, sortedLabels(m))
 		}
 		slices.Sort(out)
-		return out, nil
+		return out, by, nil
 	}
 	var one []string
-	eventually(t, 3*snapshotInterval, "two shards deliver what one replica does", func() error {
+	var byPod map[string]int
+	same := func() error {
 		var err error
-		if one, err = labelSets("one"); err != nil {
+		if one, _, err = labelSets("one"); err != nil {
 			return err
 		}
-		two, err := labelSets("two")
+		two, by, err := labelSets("two")
 		if err != nil {
 			return err
 		}
 		if len(one) == 0 {
 			return fmt.Errorf("no series from the one replica yet")
 		}
+		// A series both shards deliver is here twice, once per agent_pod.
 		if d := cmp.Diff(one, two); d != "" {
 			return fmt.Errorf("series (-one replica +two shards):\n%s", d)
 		}
+		byPod = by
 		return nil
-	})
-	t.Logf("one replica and two shards: the same %d series (the releases' own left out); node %s; test took %s",
-		len(one), testenv.NodeName, time.Since(started).Round(100*time.Millisecond))
+	}
+	eventually(t, 3*snapshotInterval, "two shards deliver what one replica does", same)
+	// Again once each shard has pushed two more snapshots: a series the
+	// other shard also delivers would be there by now.
+	time.Sleep(time.Until(bothReady.Add(2*interval + interval/2)))
+	require.NoError(t, same())
+	require.Len(t, byPod, 2, "series by shard: each shard delivers some")
+	refused, err := receiverRefused(t.Context(), prom)
+	require.NoError(t, err)
+	require.Zero(t, refused, "remote-write requests the receiver refused (duplicate or out-of-order samples)")
+	t.Logf("one replica and two shards: the same %d series (the releases' own left out), none from both shards (by shard %v), 0 writes refused; node %s; test took %s",
+		len(one), byPod, testenv.NodeName, time.Since(started).Round(100*time.Millisecond))
 }

@@ -406,6 +406,18 @@ func (n *Node) ImportImage(ctx context.Context, tarball string) error {
 	return nil
 }
 
+// KillContainer sends SIGKILL to a container's task through containerd,
+// as a crash or the OOM killer would end it: the kubelet sees it exit and
+// starts it again in the same Pod. id is the container's ID as a Pod's
+// status gives it (containerd://<id>) or bare.
+func (n *Node) KillContainer(ctx context.Context, id string) error {
+	id = strings.TrimPrefix(id, "containerd://")
+	if _, err := n.NS.Run(ctx, "ctr", "--address", containerdSocket, "--namespace", "k8s.io", "tasks", "kill", "--signal", "SIGKILL", id); err != nil {
+		return fmt.Errorf("killing container %s: %w", id, err)
+	}
+	return nil
+}
+
 // StartPrometheus starts a Prometheus with the remote-write receiver in
 // the node's namespace, listening on NodeIP (where Pods reach it), with a
 // configuration of the caller's. Its URL, and so Query, reach it from the
