@@ -16,7 +16,8 @@ import (
 // selfJob is the job label of the pushed self-metrics: what a Prometheus
 // scraping /metrics would usually call the target, so that dashboards and
 // alerts can select the agent's series the same way either way. No instance
-// label is added; external_labels (cluster, replica, ...) tell agents apart.
+// label is added; external_labels (cluster, replica, ...) tell agents apart,
+// and shard_ordinal the replicas of an agent whose objects are sharded.
 const selfJob = "kube-state-push"
 
 // selfWarnEvery rate-limits the log line about a failed gather: a broken
@@ -48,6 +49,10 @@ type selfPush struct {
 	// twice in one snapshot (two label sets can become one once external
 	// labels are added). Reused between ticks.
 	seen map[uint64]struct{}
+	// shard is this replica's object shard while there are several, put
+	// on every series as shard_ordinal: the replicas of a sharded agent
+	// share their external labels, and their series would collide.
+	shard string
 }
 
 func newSelfPush(g prometheus.Gatherer, external []encode.Label, log *slog.Logger) *selfPush {
@@ -68,6 +73,7 @@ func (p *selfPush) render() {
 		p.lastWarn = time.Now()
 		p.log.Warn("gathering self-metrics to push; pushing what was gathered", "err", err)
 	}
+	p.shard = shardOrdinal(mfs)
 	for _, mf := range mfs {
 		name := mf.GetName()
 		for _, m := range mf.GetMetric() {
@@ -122,7 +128,48 @@ func (p *selfPush) add(name string, m *dto.Metric, extra, extraValue string, v f
 	if extra != "" {
 		p.b.Add(extra, extraValue)
 	}
+	if p.shard != "" && !hasLabel(m, shardOrdinalLabel) {
+		p.b.Add(shardOrdinalLabel, p.shard)
+	}
 	p.b.AppendTo(&p.set, v)
+}
+
+const shardOrdinalLabel = "shard_ordinal"
+
+// shardOrdinal is the object shard the gathered self-metrics show, or ""
+// while there is only one (kube_state_push_total_shards).
+func shardOrdinal(mfs []*dto.MetricFamily) string {
+	var total float64
+	var ordinal string
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case namespace + "_total_shards":
+			for _, m := range mf.GetMetric() {
+				total = m.GetGauge().GetValue()
+			}
+		case namespace + "_shard_ordinal":
+			for _, m := range mf.GetMetric() {
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == shardOrdinalLabel {
+						ordinal = lp.GetValue()
+					}
+				}
+			}
+		}
+	}
+	if total <= 1 {
+		return ""
+	}
+	return ordinal
+}
+
+func hasLabel(m *dto.Metric, name string) bool {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // formatFloat formats an le or quantile label value as Prometheus 3 stores

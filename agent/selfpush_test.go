@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,5 +205,34 @@ func TestPushSelfMetricsOption(t *testing.T) {
 			require.Contains(t, got, `kube_state_push_snapshot_total{job="kube-state-push"}`)
 			require.Contains(t, got, `kube_state_push_snapshot_duration_seconds_bucket{job="kube-state-push",le="+Inf"}`)
 		})
+	}
+}
+
+// The replicas of a sharded agent share their external labels: their
+// pushed self-metrics carry shard_ordinal while there are several shards,
+// and not while there is one.
+func TestSelfPushShardOrdinal(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := newMetrics(reg)
+	ts := time.Unix(1_700_000_000, 0)
+	for _, c := range []struct {
+		shard, total int
+		want         string
+	}{{0, 1, ""}, {2, 3, "2"}, {0, 2, "0"}, {0, 1, ""}} {
+		m.setSharding(c.shard, c.total)
+		rec := &recorder{}
+		selfSnapshotter(reg, map[string]string{"cluster": "edge-1"}, rec).tick(ts)
+		got := decodeItems(t, rec.items, ts)
+		require.NotEmpty(t, got)
+		for s := range got {
+			if c.want == "" {
+				if !strings.HasPrefix(s, "kube_state_push_shard_ordinal{") {
+					require.NotContains(t, s, "shard_ordinal", "%d shard: %s", c.total, s)
+				}
+				continue
+			}
+			require.Contains(t, s, `shard_ordinal="`+c.want+`"`, "shard %d of %d: %s", c.shard, c.total, s)
+			require.Equal(t, 1, strings.Count(s, "shard_ordinal="), "once: %s", s)
+		}
 	}
 }

@@ -34,9 +34,9 @@ func TestNodeShardedLikeOne(t *testing.T) {
 		return fmt.Sprintf("remoteWrite:\n  - url: %s/api/v1/write\nexternalLabels:\n%sextraConfig:\n  snapshot_interval: %s\n", url, labels, interval)
 	}
 	installChart(t, n, "ksp-one", "ksp-one", values("  cluster: one\n"))
-	// agent_pod tells the shards' pushes apart. Without a label of
-	// their own the shards' self-metrics are the same series, which the
-	// receiver refuses from one of them as out of order.
+	// agent_pod tells the shards' pushes apart, so that a state series
+	// both shards pushed would show twice. (Their self-metrics stay apart
+	// without it, by shard_ordinal.)
 	installChart(t, n, "ksp-two", "ksp-two", values("  cluster: two\n  agent_pod: ${POD_NAME}\n")+"replicas: 2\nautosharding:\n  enabled: true\n")
 	eventually(t, 2*time.Minute, "both shards Ready", func() error {
 		list, err := c.CoreV1().Pods("ksp-two").List(t.Context(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=ksp-two"})

@@ -74,6 +74,9 @@ func TestReshardInPlace(t *testing.T) {
 		cfg.Resources, cfg.Namespaces = []string{"pods"}, []string{ns}
 		cfg.RemoteWrite = []*remoteWrite{newEndpoint("capture", captures[i].URL()), newEndpoint("vm", vm.WriteURL())}
 		cfg.set("auto_sharding", true)
+		// The three share their external labels: their self-metrics stay
+		// apart by shard_ordinal.
+		cfg.PushSelfMetrics = ptr.To(true)
 		agents[i] = startAgent(t, agentOptions{ctx: ctx, config: cfg, options: agent.Options{
 			PodName: fmt.Sprintf("%s-%d", set, i), PodNamespace: ns,
 		}})
@@ -220,6 +223,14 @@ func TestReshardInPlace(t *testing.T) {
 	}
 	t.Logf("VictoriaMetrics: %d series, longest gap %v", len(exported), vmLongest)
 	require.LessOrEqual(t, vmLongest, interval+reshardTolerance)
+
+	self, err := vm.Export(ctx, `kube_state_push_snapshot_total`)
+	require.NoError(t, err)
+	ordinals := map[string]int{}
+	for _, s := range self {
+		ordinals[s.Metric["shard_ordinal"]]++
+	}
+	require.Equal(t, map[string]int{"0": 1, "1": 1, "2": 1}, ordinals, "each agent's snapshot count, apart by shard_ordinal")
 }
 
 // createStatefulSet creates a StatefulSet of replicas pods named set; no
