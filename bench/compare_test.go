@@ -274,7 +274,7 @@ func TestVMAgentArgs(t *testing.T) {
 	vm := vmagentArgs("/d", "/d/vmagent.yml", 8429, env, true)
 	require.NotContains(t, vm, "-remoteWrite.forcePromProto", "left to negotiate VictoriaMetrics' protocol")
 	require.NotContains(t, vm, "-remoteWrite.forceVMProto", "negotiated, as against a real receiver")
-	cfg := vmagentScrapeConfig(env, "127.0.0.1:8081")
+	cfg := scrapeConfig(env, "127.0.0.1:8081")
 	require.Contains(t, cfg, "scrape_interval: 30s\n  scrape_timeout: 30s\n")
 	require.Contains(t, cfg, "honor_labels: true")
 	require.Contains(t, cfg, `- targets: ["127.0.0.1:8081"]`)

@@ -103,17 +103,7 @@ func startAgent(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, erro
 // kube-state-metrics at the interval, honouring its labels, and
 // remote-write everything to the receiver with the default queue.
 func prometheusAgentConfig(env sideEnv, ksmTarget string) string {
-	return fmt.Sprintf(`global:
-  scrape_interval: %[1]s
-  scrape_timeout: %[1]s
-scrape_configs:
-  - job_name: kube-state-metrics
-    honor_labels: true
-    static_configs:
-      - targets: [%[2]q]
-remote_write:
-  - url: %[3]q
-`, env.interval, ksmTarget, env.writeURL)
+	return scrapeConfig(env, ksmTarget) + fmt.Sprintf("remote_write:\n  - url: %q\n", env.writeURL)
 }
 
 // startKSM starts kube-state-metrics with its default resources and
@@ -145,7 +135,23 @@ func startKSM(dir string, env sideEnv) (*testenv.Process, scrapeTarget, string, 
 // startPair starts kube-state-metrics with its default resources and,
 // without waiting for it, Prometheus in agent mode scraping it.
 func startPair(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
-	promBin, err := testenv.Binary("prometheus")
+	return startScraper(dir, env, "prometheus-agent", "prometheus", prometheusAgentConfig, func(cfg string, port int) []string {
+		return []string{
+			"--agent",
+			"--config.file=" + cfg,
+			"--storage.agent.path=" + filepath.Join(dir, "prometheus-agent-wal"),
+			"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
+			"--log.level=warn",
+		}
+	})
+}
+
+// startScraper starts kube-state-metrics with its default resources and,
+// without waiting for it, the program bin (a process named name) that
+// scrapes it and pushes: config renders its configuration file for
+// kube-state-metrics' address, args its flags for that file and a port.
+func startScraper(dir string, env sideEnv, name, bin string, config func(sideEnv, string) string, args func(cfg string, port int) []string) ([]*testenv.Process, scrapeTarget, error) {
+	path, err := testenv.Binary(bin)
 	if err != nil {
 		return nil, scrapeTarget{}, err
 	}
@@ -157,32 +163,26 @@ func startPair(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error
 	if err != nil {
 		return nil, scrapeTarget{}, err
 	}
-	cfg := filepath.Join(dir, "prometheus-agent.yml")
-	if err := os.WriteFile(cfg, []byte(prometheusAgentConfig(env, ksmAddr)), 0o600); err != nil {
+	cfg := filepath.Join(dir, name+".yml")
+	if err := os.WriteFile(cfg, []byte(config(env, ksmAddr)), 0o600); err != nil {
 		ksm.Kill()
-		return nil, scrapeTarget{}, fmt.Errorf("writing the Prometheus agent's config: %w", err)
+		return nil, scrapeTarget{}, fmt.Errorf("writing %s's config: %w", name, err)
 	}
-	prom, err := testenv.Start(dir, "prometheus-agent", promBin,
-		"--agent",
-		"--config.file="+cfg,
-		"--storage.agent.path="+filepath.Join(dir, "prometheus-agent-wal"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
-		"--log.level=warn",
-	)
+	p, err := testenv.Start(dir, name, path, args(cfg, port)...)
 	if err != nil {
 		ksm.Kill()
 		return nil, scrapeTarget{}, err
 	}
-	return []*testenv.Process{ksm, prom}, target, nil
+	return []*testenv.Process{ksm, p}, target, nil
 }
 
 // vmagentMaxScrapeSize is vmagent's -promscrape.maxScrapeSize: its default
 // of 16 MiB is below kube-state-metrics' page at a few thousand pods.
 const vmagentMaxScrapeSize = "1GiB"
 
-// vmagentScrapeConfig is vmagent's scrape configuration: kube-state-metrics
-// at the interval, honouring its labels, as the Prometheus agent scrapes it.
-func vmagentScrapeConfig(env sideEnv, ksmTarget string) string {
+// scrapeConfig is the pushers' scrape configuration: kube-state-metrics at
+// the interval, honouring its labels. vmagent takes it as it is.
+func scrapeConfig(env sideEnv, ksmTarget string) string {
 	return fmt.Sprintf(`global:
   scrape_interval: %[1]s
   scrape_timeout: %[1]s
@@ -218,28 +218,8 @@ func vmagentArgs(dir, cfg string, port int, env sideEnv, vmProto bool) []string 
 // default resources and, without waiting for it, vmagent scraping it.
 func startVMAgentPair(vmProto bool) func(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
 	return func(dir string, env sideEnv) ([]*testenv.Process, scrapeTarget, error) {
-		vmBin, err := testenv.Binary("vmagent")
-		if err != nil {
-			return nil, scrapeTarget{}, err
-		}
-		port, err := testenv.FreePort()
-		if err != nil {
-			return nil, scrapeTarget{}, err
-		}
-		ksm, target, ksmAddr, err := startKSM(dir, env)
-		if err != nil {
-			return nil, scrapeTarget{}, err
-		}
-		cfg := filepath.Join(dir, "vmagent.yml")
-		if err := os.WriteFile(cfg, []byte(vmagentScrapeConfig(env, ksmAddr)), 0o600); err != nil {
-			ksm.Kill()
-			return nil, scrapeTarget{}, fmt.Errorf("writing vmagent's config: %w", err)
-		}
-		vm, err := testenv.Start(dir, "vmagent", vmBin, vmagentArgs(dir, cfg, port, env, vmProto)...)
-		if err != nil {
-			ksm.Kill()
-			return nil, scrapeTarget{}, err
-		}
-		return []*testenv.Process{ksm, vm}, target, nil
+		return startScraper(dir, env, "vmagent", "vmagent", scrapeConfig, func(cfg string, port int) []string {
+			return vmagentArgs(dir, cfg, port, env, vmProto)
+		})
 	}
 }

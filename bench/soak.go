@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -402,28 +401,7 @@ func startSoakAgent(ctx context.Context, dir, bin, kubeconfig, writeURL string, 
 
 // saveHeapProfile writes the agent's heap profile to path.
 func (ag *soakAgent) saveHeapProfile(ctx context.Context, path string) error {
-	url := strings.TrimSuffix(ag.metricsURL, "/metrics") + "/debug/pprof/heap"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: status %d", url, resp.StatusCode)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return download(ctx, strings.TrimSuffix(ag.metricsURL, "/metrics")+"/debug/pprof/heap", path)
 }
 
 // metrics reads the named metrics from the agent's own page.
