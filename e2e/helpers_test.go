@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/stretchr/testify/require"
@@ -246,4 +249,46 @@ func startVM(t *testing.T) *testenv.VictoriaMetrics {
 	require.NoError(t, err)
 	t.Cleanup(vm.Stop)
 	return vm
+}
+
+// requireSameLabelSets waits until q answers with want series at scraper
+// (a Prometheus that scrapes the kubelet as kube-prometheus-stack does) and
+// with the same label sets at pushed (the agent's receiver, its cluster
+// external label left out: the scrape has none), and returns them.
+func requireSameLabelSets(t *testing.T, within time.Duration, q string, pushed, scraper *testenv.Prometheus, want int) []string {
+	t.Helper()
+	labelSets := func(p *testenv.Prometheus, drop ...string) ([]string, error) {
+		res, err := p.Query(t.Context(), q)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, s := range res {
+			m := maps.Clone(s.Metric)
+			for _, d := range drop {
+				delete(m, d)
+			}
+			out = append(out, sortedLabels(m))
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	var scraped []string
+	eventually(t, within, "the same label sets as a kube-prometheus-stack scrape", func() error {
+		got, err := labelSets(pushed, "cluster")
+		if err != nil {
+			return err
+		}
+		if scraped, err = labelSets(scraper); err != nil {
+			return err
+		}
+		if len(scraped) != want {
+			return fmt.Errorf("scraped %d series, want %d: %v", len(scraped), want, scraped)
+		}
+		if d := cmp.Diff(scraped, got); d != "" {
+			return fmt.Errorf("label sets (-scraped +pushed):\n%s", d)
+		}
+		return nil
+	})
+	return scraped
 }

@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"k8s.io/utils/ptr"
 
@@ -60,46 +56,7 @@ scrape_configs:
 	defer func() { require.NoError(t, a.stop()) }()
 
 	q := fmt.Sprintf(`container_memory_working_set_bytes{node=%q,container!=""} or container_memory_working_set_bytes{node=%q,id="/"}`, node, node)
-	labelSets := func(p *testenv.Prometheus, drop ...string) ([]string, error) {
-		res, err := p.Query(t.Context(), q)
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, s := range res {
-			m := maps.Clone(s.Metric)
-			for _, d := range drop {
-				delete(m, d)
-			}
-			var parts []string
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				parts = append(parts, k+"="+strconv.Quote(m[k]))
-			}
-			out = append(out, strings.Join(parts, ","))
-		}
-		slices.Sort(out)
-		return out, nil
-	}
-	eventually(t, 60*time.Second, "the same label sets as a kube-prometheus-stack scrape", func() error {
-		// The agent adds up its own cluster external label; a scrape of
-		// its own has no such label.
-		pushed, err := labelSets(env.prom, "cluster")
-		if err != nil {
-			return err
-		}
-		scraped, err := labelSets(scraper)
-		if err != nil {
-			return err
-		}
-		if len(scraped) != 3 {
-			return fmt.Errorf("scraped %d series, want the root and 2 containers: %v", len(scraped), scraped)
-		}
-		if d := cmp.Diff(scraped, pushed); d != "" {
-			return fmt.Errorf("label sets (-scraped +pushed):\n%s", d)
-		}
-		return nil
-	})
-	got, err := labelSets(scraper)
-	require.NoError(t, err)
+	// The root and 2 containers.
+	got := requireSameLabelSets(t, 60*time.Second, q, env.prom, scraper, 3)
 	t.Logf("label sets as Prometheus scrapes them and the agent pushes them:\n%s", strings.Join(got, "\n"))
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -209,42 +208,8 @@ kubelet:
 	// total and the agent's own container (other Pods come and go).
 	q := fmt.Sprintf(`container_memory_working_set_bytes{node=%q,id="/"} or container_memory_working_set_bytes{namespace=%q,pod=%q,container="kube-state-push"}`,
 		testenv.NodeName, ns, pod)
-	labelSets := func(p *testenv.Prometheus, drop ...string) ([]string, error) {
-		res, err := p.Query(t.Context(), q)
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, s := range res {
-			m := maps.Clone(s.Metric)
-			for _, d := range drop {
-				delete(m, d)
-			}
-			out = append(out, sortedLabels(m))
-		}
-		slices.Sort(out)
-		return out, nil
-	}
-	eventually(t, within, "the same label sets as a kube-prometheus-stack scrape", func() error {
-		// The agent adds its cluster external label; the scrape has none.
-		pushed, err := labelSets(prom, "cluster")
-		if err != nil {
-			return err
-		}
-		scraped, err := labelSets(scraper)
-		if err != nil {
-			return err
-		}
-		if len(scraped) != 2 {
-			return fmt.Errorf("scraped %d series, want the root and the agent's container: %v", len(scraped), scraped)
-		}
-		if d := cmp.Diff(scraped, pushed); d != "" {
-			return fmt.Errorf("label sets (-scraped +pushed):\n%s", d)
-		}
-		return nil
-	})
-	got, err := labelSets(scraper)
-	require.NoError(t, err)
+	// The root and the agent's container.
+	got := requireSameLabelSets(t, within, q, prom, scraper, 2)
 	t.Logf("label sets as Prometheus scrapes them and the agent pushes them:\n%s", strings.Join(got, "\n"))
 	t.Logf("test took %s", time.Since(started).Round(100*time.Millisecond))
 }
