@@ -168,14 +168,7 @@ func requireV1(t *testing.T, r vmRequest) {
 // makes every batch a zstd 1.0 request.
 func TestAutoProbeVictoriaMetrics(t *testing.T) {
 	srv := newVMServer(t, answerVersion, noContent)
-	e, m := newProtoEndpoint(t, srv.URL+"/api/v1/write?extra_label=a%3Db", ProtoV1, func(c *Config) {
-		c.Protocol = ProtocolAuto
-		c.MetadataConfig.Send = false
-	})
-	e.appendItems(t.Context(), items(3, 1000))
-	require.Eventually(t, func() bool { return counter(t, m.samplesSent) == 3 }, 5*time.Second, 5*time.Millisecond)
-	e.appendItems(t.Context(), items(3, 2000))
-	require.NoError(t, stop(t, e, 5*time.Second))
+	m := sendTwoAuto(t, srv.URL+"/api/v1/write?extra_label=a%3Db")
 
 	reqs := srv.requests(t)
 	require.Len(t, reqs, 3)
@@ -267,14 +260,7 @@ func TestAutoProbeNotVictoriaMetrics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newVMServer(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusBadRequest) }, tc.write)
-			e, m := newProtoEndpoint(t, srv.URL, ProtoV1, func(c *Config) {
-				c.Protocol = ProtocolAuto
-				c.MetadataConfig.Send = false
-			})
-			e.appendItems(t.Context(), items(3, 1000))
-			require.Eventually(t, func() bool { return counter(t, m.samplesSent) == 3 }, 5*time.Second, 5*time.Millisecond)
-			e.appendItems(t.Context(), items(3, 2000))
-			require.NoError(t, stop(t, e, 5*time.Second))
+			m := sendTwoAuto(t, srv.URL)
 
 			reqs := srv.requests(t)
 			require.True(t, reqs[0].probe)
@@ -304,14 +290,7 @@ func TestAutoVictoriaMetricsRefused(t *testing.T) {
 				}
 				w.WriteHeader(http.StatusNoContent)
 			})
-			e, m := newProtoEndpoint(t, srv.URL, ProtoV1, func(c *Config) {
-				c.Protocol = ProtocolAuto
-				c.MetadataConfig.Send = false
-			})
-			e.appendItems(t.Context(), items(3, 1000))
-			require.Eventually(t, func() bool { return counter(t, m.samplesSent) == 3 }, 5*time.Second, 5*time.Millisecond)
-			e.appendItems(t.Context(), items(3, 2000))
-			require.NoError(t, stop(t, e, 5*time.Second))
+			m := sendTwoAuto(t, srv.URL)
 
 			reqs := srv.requests(t)
 			require.Len(t, reqs, 4)
@@ -525,4 +504,20 @@ func TestVictoriaMetricsSplit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendTwoAuto sends two batches of 3 series through an endpoint with
+// protocol: auto and no metadata to url, the second once the first is
+// sent, and stops it.
+func sendTwoAuto(t *testing.T, url string) *Metrics {
+	t.Helper()
+	e, m := newProtoEndpoint(t, url, ProtoV1, func(c *Config) {
+		c.Protocol = ProtocolAuto
+		c.MetadataConfig.Send = false
+	})
+	e.appendItems(t.Context(), items(3, 1000))
+	require.Eventually(t, func() bool { return counter(t, m.samplesSent) == 3 }, 5*time.Second, 5*time.Millisecond)
+	e.appendItems(t.Context(), items(3, 2000))
+	require.NoError(t, stop(t, e, 5*time.Second))
+	return m
 }
