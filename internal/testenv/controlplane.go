@@ -97,23 +97,16 @@ func StartControlPlane(ctx context.Context, dir string) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp.URL = "https://127.0.0.1:" + strconv.Itoa(port)
-	cp.apiBin, cp.apiArgs = apiBin, []string{
-		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
+	cp.apiBin, cp.apiArgs = apiBin, apiServerArgs(dir, tokens,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
 		"--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
-		"--cert-dir=" + filepath.Join(dir, "certs"),
-		"--token-auth-file=" + tokens,
+		"--cert-dir="+filepath.Join(dir, "certs"),
 		"--authorization-mode=RBAC",
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
-		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
-		"--service-cluster-ip-range=10.0.0.0/24",
 		// No controllers run, so pods could never get their "default"
 		// service account.
 		"--disable-admission-plugins=ServiceAccount",
-		"--enable-priority-and-fairness=false",
-		"--storage-media-type=application/vnd.kubernetes.protobuf",
-	}
+	)
 	if cp.APIServer, err = cp.startAPIServer(ctx, "kube-apiserver", cp.URL, cp.apiArgs); err != nil {
 		return nil, err
 	}
@@ -189,4 +182,19 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// apiServerArgs are the flags of kube-apiserver every control plane here
+// shares (static tokens, service-account keys in dir, the Service range,
+// protobuf storage), then extra.
+func apiServerArgs(dir, tokens string, extra ...string) []string {
+	return append([]string{
+		"--token-auth-file=" + tokens,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--enable-priority-and-fairness=false",
+		"--storage-media-type=application/vnd.kubernetes.protobuf",
+	}, extra...)
 }

@@ -229,20 +229,13 @@ func (n *Node) startControlPlane(ctx context.Context, ca *nodeCA) error {
 		return err
 	}
 	cp.URL = "https://" + local
-	cp.apiArgs = []string{
+	cp.apiArgs = apiServerArgs(dir, tokens,
 		"--etcd-servers=http://127.0.0.1:2379",
-		"--bind-address=0.0.0.0", "--secure-port=" + strconv.Itoa(apiServerPort),
-		"--advertise-address=" + NodeIP,
-		"--tls-cert-file=" + certFile, "--tls-private-key-file=" + keyFile,
-		"--token-auth-file=" + tokens,
+		"--bind-address=0.0.0.0", "--secure-port="+strconv.Itoa(apiServerPort),
+		"--advertise-address="+NodeIP,
+		"--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile,
 		"--authorization-mode=Node,RBAC",
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
-		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
-		"--service-cluster-ip-range=10.0.0.0/24",
-		"--enable-priority-and-fairness=false",
-		"--storage-media-type=application/vnd.kubernetes.protobuf",
-	}
+	)
 	if cp.APIServer, err = cp.startAPIServer(ctx, "kube-apiserver", cp.URL, cp.apiArgs); err != nil {
 		return err
 	}
