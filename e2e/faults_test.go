@@ -12,7 +12,6 @@ import (
 
 	"github.com/kube-state-push/kube-state-push/encode"
 	"github.com/kube-state-push/kube-state-push/internal/faultproxy"
-	"github.com/kube-state-push/kube-state-push/internal/testenv"
 )
 
 // Timing of the fault schedule. remote_timeout must lie between slowAnswer
@@ -53,9 +52,7 @@ func TestFaultsThroughProxy(t *testing.T) {
 	createPods(ctx, t, client, ns, "web-1", "web-2", "web-3", "oversize")
 	t.Cleanup(func() { deleteNamespace(t, client, ns) })
 
-	prom, err := testenv.StartPrometheus(ctx, t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(prom.Stop)
+	prom := startPrometheus(t)
 
 	oversize := faultproxy.HasSeries(map[string]string{"__name__": "kube_pod_info", "namespace": ns, "pod": "oversize"})
 	tooBig := func(r *faultproxy.Request) bool { return r.Samples > 0 && r.BodyBytes > bodyLimit }

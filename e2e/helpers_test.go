@@ -238,6 +238,19 @@ func exportKey(m map[string]string) string {
 	return testenv.FormatSeries(m["__name__"], ls)
 }
 
+// startPrometheus starts a Prometheus of the test's own, for counts no
+// other test adds to, stopped when the test ends.
+func startPrometheus(t *testing.T) *testenv.Prometheus {
+	t.Helper()
+	needBinary(t, "prometheus")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := testenv.StartPrometheus(ctx, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(p.Stop)
+	return p
+}
+
 // startVM starts a VictoriaMetrics of the test's own, stopped when the test
 // ends (after the agents it started, which t.Cleanup stops first).
 func startVM(t *testing.T) *testenv.VictoriaMetrics {

@@ -13,22 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kube-state-push/kube-state-push/internal/testenv"
 	"github.com/kube-state-push/kube-state-push/queue"
 )
-
-// startPrometheus starts a Prometheus of the test's own, for counts no
-// other test adds to, stopped when the test ends.
-func startPrometheus(t *testing.T) *testenv.Prometheus {
-	t.Helper()
-	needBinary(t, "prometheus")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p, err := testenv.StartPrometheus(ctx, t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(p.Stop)
-	return p
-}
 
 // storedCounter reads a receiver's own count of stored samples.
 type storedCounter func(ctx context.Context) (float64, error)
