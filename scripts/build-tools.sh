@@ -50,7 +50,8 @@ build_prometheus() {
 
 build_ksm() {
 	local out=$1
-	go build -trimpath -ldflags "-s -w" -o "$out/kube-state-metrics" k8s.io/kube-state-metrics/v2
+	# Static, as its release image (distroless/static) ships it.
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/kube-state-metrics" k8s.io/kube-state-metrics/v2
 }
 
 build_ksm1() {
