@@ -34,8 +34,8 @@ type footprintOptions struct {
 	ksm bool
 	// diskBuffer gives the agent's endpoint a disk buffer.
 	diskBuffer bool
-	// profiles is a folder for the agent's heap and goroutine profiles and
-	// its smaps; empty: none.
+	// profiles is a folder for the agent's CPU (over the window), heap and
+	// goroutine profiles and its smaps; empty: none.
 	profiles string
 }
 
@@ -52,7 +52,7 @@ func parseFootprintFlags(args []string) (footprintOptions, error) {
 	fs.StringVar(&o.agentBin, "agent", "bin/kube-state-push", "the kube-state-push binary (make build)")
 	fs.BoolVar(&o.ksm, "ksm", true, "also measure kube-state-metrics alone, scraped every interval")
 	fs.BoolVar(&o.diskBuffer, "disk-buffer", true, "run kube-state-push with a disk buffer")
-	fs.StringVar(&o.profiles, "profiles", "", "folder for the agent's heap and goroutine profiles and smaps; empty: none")
+	fs.StringVar(&o.profiles, "profiles", "", "folder for the agent's CPU profile over the window, heap and goroutine profiles, smaps and resident pages; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -223,15 +223,27 @@ func footprintAgent(ctx context.Context, workDir string, env sideEnv, recv *rece
 	if err := poll(ctx, []*testenv.Process{p}, 2*o.interval, func() bool { return time.Since(full.last) >= o.interval }); err != nil {
 		return footprintResult{}, err
 	}
+	base := "http://" + listen + "/debug/pprof/"
+	cpuDone := make(chan error, 1)
+	if o.profiles != "" {
+		if err := os.MkdirAll(o.profiles, 0o755); err != nil {
+			return footprintResult{}, err
+		}
+		// The CPU profile covers the measured window, to show where the
+		// CPU it reports went.
+		go func() {
+			url := fmt.Sprintf("%sprofile?seconds=%d", base, int(o.window.Seconds()))
+			cpuDone <- download(ctx, url, filepath.Join(o.profiles, "cpu.pb.gz"))
+		}()
+	}
 	res, err := measureFootprint(ctx, "kube-state-push", p, samp, "http://"+listen+"/metrics", o)
 	if err != nil {
 		return res, err
 	}
 	if o.profiles != "" {
-		if err := os.MkdirAll(o.profiles, 0o755); err != nil {
+		if err := <-cpuDone; err != nil {
 			return res, err
 		}
-		base := "http://" + listen + "/debug/pprof/"
 		for name, url := range map[string]string{"heap.pb.gz": base + "heap", "goroutine.txt": base + "goroutine?debug=1"} {
 			if err := download(ctx, url, filepath.Join(o.profiles, name)); err != nil {
 				return res, err
