@@ -43,11 +43,15 @@ const (
 	// write and to read back, whatever the number of series: a large
 	// cluster's keyframe as one record would cost its body, its
 	// compressed copy and a framed copy of that, several times its size.
-	partBytes = 1 << 20
+	// It is small because the encoder keeps that scratch space between
+	// frames: at edge size a larger one was a tenth of the heap.
+	partBytes = 256 << 10
 	// keepBytes bounds the scratch space the encoder and the reader keep
 	// between records: one that grew past it (an object whose set alone
 	// is larger, or a record of the first format) is dropped after use.
-	keepBytes = 4 << 20
+	// A keyframe's body, sized for a record and grown by the literal form
+	// of shared labels, stays below it.
+	keepBytes = 1 << 20
 
 	// maxRecordLen bounds one record, and maxBodyLen its decompressed
 	// body, so that a corrupt or crafted length cannot make the reader

@@ -402,7 +402,7 @@ func TestKeyframeMemoryBounded(t *testing.T) {
 	alloc := ms.TotalAlloc - before
 	t.Logf("a keyframe of %d series allocated %d kB", f.Samples(), alloc>>10)
 	if !raceDetector { // the unit tests without -race (make test-arm64) check it
-		require.Less(t, alloc, uint64(4<<20))
+		require.Less(t, alloc, uint64(2<<20))
 	}
 	require.LessOrEqual(t, cap(l.enc.body), keepBytes)
 	require.LessOrEqual(t, cap(l.enc.out), keepBytes)
@@ -448,7 +448,7 @@ func TestOversizedScratchDropped(t *testing.T) {
 		readDropped bool
 	}{
 		{"one huge object", 0, &encode.Frame{Objects: []encode.Object{{Key: 1, Set: noise(80_000)}}}, true},
-		{"first-format record", 1 << 30, clusterFrame(1_500, 0), false},
+		{"first-format record", 1 << 30, clusterFrame(400, 0), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := partConfig(t, tc.parts)
