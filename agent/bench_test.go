@@ -27,8 +27,9 @@ var benchBatch = queue.DefaultQueueConfig.MaxSamplesPerSend
 type encodingAppender struct {
 	// batch collects samples until a batch is full.
 	batch []encode.Sample
-	// raw and compressed are the reused request buffers.
-	raw, compressed []byte
+	// enc encodes each batch into body, as a shard's 1.0 encoder does.
+	enc  encode.V1Encoder
+	body []byte
 	// samples and bytes count what was encoded, compressed bytes.
 	samples, bytes int
 }
@@ -55,10 +56,9 @@ func (a *encodingAppender) send() {
 	if len(a.batch) == 0 {
 		return
 	}
-	a.raw = encode.AppendWriteRequest(a.raw[:0], a.batch)
-	a.compressed = encode.Compress(a.compressed, a.raw)
+	a.body = a.enc.Encode(a.body, a.batch)
 	a.samples += len(a.batch)
-	a.bytes += len(a.compressed)
+	a.bytes += len(a.body)
 	clear(a.batch)
 	a.batch = a.batch[:0]
 }

@@ -49,25 +49,39 @@ type V1Encoder struct {
 	raw []byte
 	// rawLen is the uncompressed length of the last request.
 	rawLen int
+	// chunk replaces requestChunk when set, for tests.
+	chunk int
 }
 
 // encodeGroup is how many samples V1Encoder writes between checks of
 // whether its chunk of the request is full.
 const encodeGroup = 256
 
+// requestChunk is how much of a request V1Encoder writes before
+// compressing it: the default max_bytes_per_send, so that a request is
+// compressed whole. Chunks compress apart, and requests of pod series
+// repeat strings across the whole request: on the bench's 10,000 pods,
+// 256 KiB chunks took 5.4 % more bytes than whole requests, 1 MiB chunks
+// 1.7 %, 2 MiB 0.7 %. The wire costs more than the memory (about 6 MiB at
+// 150 pods, before the garbage collector's target).
+const requestChunk = 8 << 20
+
 // Encode implements RequestEncoder. The request is written and compressed
-// a chunk at a time (compressChunk), so the uncompressed request is never
-// held whole: the scratch space stays about a chunk long whatever the
-// batch. Its length, which the body starts with, is known only at the end:
-// the room of the longest length is kept in front and the body moved up to
-// what it took.
+// a chunk at a time (requestChunk), so that the scratch space is bounded
+// whatever the batch. Its length, which the body starts with, is known
+// only at the end: the room of the longest length is kept in front and the
+// body moved up to what it took.
 func (e *V1Encoder) Encode(dst []byte, samples []Sample) []byte {
 	const room = binary.MaxVarintLen32
 	dst = append(dst[:0], make([]byte, room)...)
 	e.rawLen = 0
+	chunk := requestChunk
+	if e.chunk > 0 {
+		chunk = e.chunk
+	}
 	for len(samples) > 0 {
 		e.raw = e.raw[:0]
-		for len(samples) > 0 && len(e.raw) < compressChunk {
+		for len(samples) > 0 && len(e.raw) < chunk {
 			n := min(len(samples), encodeGroup)
 			e.raw = AppendWriteRequest(e.raw, samples[:n])
 			samples = samples[n:]

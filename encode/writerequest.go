@@ -152,8 +152,9 @@ func (c *sampleTime) appendSample(dst []byte, v float64, ts int64) []byte {
 }
 
 // compressChunk is how much of the source AppendCompressed hands s2 at a
-// time when dst has no room for the whole: on requests of pod series,
-// chunks this large compress within 1% of the whole source at once.
+// time when dst has no room for the whole. Chunks compress apart, which
+// costs bytes on a long source (see requestChunk); the disk buffer's
+// records, its main user, are about this long.
 const compressChunk = 256 << 10
 
 // Compress snappy-compresses src in the block format Remote-Write requires,
