@@ -66,3 +66,21 @@ func cgroupMemoryLimit(root string) (int64, error) {
 	}
 	return 0, nil
 }
+
+// gcPercent is the garbage collector's target heap growth when GOGC is not
+// set: the heap may grow by a quarter of the live heap between collections,
+// not by all of it. The agent keeps its series rendered and reuses its
+// buffers, so it allocates little once its lists are in, and collecting
+// more often costs little CPU.
+const gcPercent = 25
+
+// SetGCPercentDefault sets the garbage collector's target to gcPercent
+// unless GOGC is set (the user chose). It returns the target set, 0 if
+// none.
+func SetGCPercentDefault() int {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		return 0
+	}
+	debug.SetGCPercent(gcPercent)
+	return gcPercent
+}

@@ -64,3 +64,21 @@ func TestSetMemoryLimitFromCgroup(t *testing.T) {
 		require.Equal(t, old, debug.SetMemoryLimit(-1))
 	})
 }
+
+func TestSetGCPercentDefault(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+
+	t.Run("GOGC wins", func(t *testing.T) {
+		t.Setenv("GOGC", "100")
+		require.Zero(t, SetGCPercentDefault())
+		require.Equal(t, 100, debug.SetGCPercent(100))
+	})
+	t.Run("the default", func(t *testing.T) {
+		if _, ok := os.LookupEnv("GOGC"); ok {
+			t.Skip("GOGC is set in the test's environment")
+		}
+		require.Equal(t, gcPercent, SetGCPercentDefault())
+		require.Equal(t, gcPercent, debug.SetGCPercent(100))
+	})
+}

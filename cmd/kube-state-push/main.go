@@ -89,6 +89,9 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "kube-state-push: invalid configuration:\n%v\n", err)
 		return 1
 	}
+	if pct := agent.SetGCPercentDefault(); pct > 0 {
+		logger.Debug("Go garbage collector target set", "gogc", pct)
+	}
 	// The garbage collector works harder as the container's memory limit
 	// nears, instead of the kernel killing the agent.
 	if limit, err := agent.SetMemoryLimitFromCgroup("/sys/fs/cgroup"); err != nil {
