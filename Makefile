@@ -82,10 +82,16 @@ tidy-check:
 bench: ## Micro-benchmarks of the hot paths.
 	$(GO) test -run '^$$' -bench . -benchmem ./encode ./agent ./pull ./watch ./kubelet
 
-# Not part of `make test`: about 25 minutes at the default scale. BENCH_FLAGS passes flags, e.g.
+# Not part of `make test`. BENCH_FLAGS passes flags to both runs, e.g.
+# make bench-e2e BENCH_FLAGS='-first both -window 2m' (about 35 and 30 minutes).
+# Flags that choose the size run that size alone:
 # make bench-e2e BENCH_FLAGS='-pods 500 -nodes 50 -interval 10s -window 1m -out ""'
-bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent or vmagent; writes docs/performance.md.
+BENCH_SIZE_FLAGS := $(filter -profile% -pods% -nodes% -namespaces% -containers% -churn%,$(BENCH_FLAGS))
+bench-e2e: build tools ## kube-state-push side by side with kube-state-metrics + Prometheus agent or vmagent, at 10,000 pods and at edge size; writes docs/performance.md.
 	$(GO) run ./bench -agent bin/kube-state-push $(BENCH_FLAGS)
+ifeq ($(BENCH_SIZE_FLAGS),)
+	$(GO) run ./bench -agent bin/kube-state-push -profile edge $(BENCH_FLAGS)
+endif
 
 # Not part of `make test`: about 10 minutes.
 bench-bytes: tools ## Bytes on the wire per protocol and receiver, checked against each receiver's count; rewrites its table in docs/performance.md.
